@@ -1,0 +1,36 @@
+# The two set-up commands of the README:
+#   make demo   installs turnbench with the embedded model and runs the demo
+#   make test   installs the test dependencies and runs the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export TURNBENCH_DATA_DIR ?= $(abspath ../shared/data)
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[local,test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/turnbench run
+
+test: $(VENV)/.installed
+	bash scripts/ensure-chromium.sh
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,3 @@
+from turnbench.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""Build backends from specs; one instance per distinct endpoint so a model that is also
+the judge (the embedded demo) shares one loaded model and one concurrency bound."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from turnbench.backends.base import Backend
+from turnbench.backends.retry import RetryPolicy
+from turnbench.errors import UserError
+from turnbench.specs import ModelSpec
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    token_param: str = "auto"
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+def resolve_base_url(explicit: str | None) -> str | None:
+    return explicit or os.environ.get("OPENAI_BASE_URL") or None
+
+
+def make_backend(
+    spec: ModelSpec, options: BackendOptions, cache: dict[tuple, Backend] | None = None
+) -> Backend:
+    base_url = resolve_base_url(options.base_url)
+    cache_key = (str(spec), base_url, options.api_key_env)
+    if cache is not None and cache_key in cache:
+        return cache[cache_key]
+    backend: Backend
+    if spec.provider == "local":
+        from turnbench.backends.local import LocalLlamaBackend
+
+        backend = LocalLlamaBackend(str(spec), spec.name)
+    elif spec.provider == "openai":
+        from turnbench.backends.openai_compat import OpenAICompatBackend
+
+        api_key = os.environ.get(options.api_key_env)
+        if not api_key and base_url is None:
+            raise UserError(
+                f"{spec} needs an API key: set {options.api_key_env}, or point at a server "
+                "that needs none with --model-base-url / --judge-base-url or OPENAI_BASE_URL."
+            )
+        backend = OpenAICompatBackend(
+            str(spec),
+            spec.name,
+            base_url=base_url,
+            api_key=api_key,
+            concurrency=options.concurrency,
+            policy=options.policy,
+            token_param=options.token_param,
+        )
+    else:  # parse_spec already refused unknown providers
+        raise UserError(f"unknown provider {spec.provider!r}")
+    if cache is not None:
+        cache[cache_key] = backend
+    return backend

@@ -1,0 +1,138 @@
+"""What every benchmark provides to the CLI and the runner.
+
+A benchmark is rules (code) over content (data files). It plans work as one coroutine per
+sample, interprets answer files for judge-only runs, and turns log records into
+results.json. Everything else (resume, retries, logging, progress) is shared.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from turnbench.config import RunConfig, SamplingConfig
+from turnbench.judging.reask import Followup, followup
+from turnbench.runner import RunContext
+from turnbench.types import JudgmentRecord, LogRecord, RequestParams
+
+Job = Callable[[], Awaitable[None]]
+CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
+
+
+@dataclass
+class Settings:
+    """Choices that shape requests, resolved from flags before the run starts."""
+
+    judge: str
+    parser: str = "strict"  # "strict" or "compat"
+    max_reasks: int = 2
+    answer_sampling: SamplingConfig | None = None
+    judge_sampling: SamplingConfig = field(
+        default_factory=lambda: SamplingConfig(temperature=0.0, max_tokens=2048)
+    )
+    limit: int | None = None
+    reference_file: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def judge_params(self) -> RequestParams:
+        sampling = self.judge_sampling
+        return RequestParams(
+            temperature=sampling.temperature,
+            max_tokens=sampling.max_tokens,
+            n=1,
+            extra=sampling.extra,
+        )
+
+    def reask_params(self) -> RequestParams:
+        """A re-ask only needs the rating or verdict; its token limit can be lower."""
+        limit = self.judge_sampling.reask_max_tokens
+        params = self.judge_params()
+        return params if limit is None else params.model_copy(update={"max_tokens": limit})
+
+
+@dataclass
+class AnswerSet:
+    """Answers of one model read from a file: sample id -> one text per turn."""
+
+    model: str
+    path: Path
+    sha256: str
+    answers: dict[Any, list[str]]
+
+
+@dataclass
+class PlanEstimate:
+    answers: int
+    judgments: int
+    answer_prompt_tokens: int
+    answer_completion_tokens: int
+    judge_prompt_tokens: int
+    judge_completion_tokens: int
+    notes: list[str] = field(default_factory=list)
+
+
+class Benchmark(ABC):
+    name: ClassVar[str]
+    dataset: ClassVar[str]  # key of its data files in sources.json
+    description: ClassVar[str]
+
+    def __init__(self, files: dict[str, Path], settings: Settings) -> None:
+        self.files = files
+        self.settings = settings
+
+    # -- what the run needs to know -------------------------------------------------------
+    @abstractmethod
+    def prompt_versions(self) -> dict[str, str]: ...
+
+    @abstractmethod
+    def config_options(self) -> dict[str, Any]:
+        """Benchmark settings that must not change when a run is resumed."""
+
+    def reference_sha256(self) -> str | None:
+        return None
+
+    def rating_followup(self) -> Followup:
+        return followup("rating")
+
+    # -- planning --------------------------------------------------------------------------
+    @abstractmethod
+    def run_jobs(self, ctx: RunContext, model: str) -> list[Job]:
+        """Generate the model's answers and judge them."""
+
+    @abstractmethod
+    def judge_jobs(self, ctx: RunContext, answer_sets: list[AnswerSet]) -> list[Job]:
+        """Judge answers read from files."""
+
+    @abstractmethod
+    def planned_keys(self, mode: str, models: list[str]) -> dict[str, set[str]]:
+        """Log keys of the planned work per stage ("answers", "judgments")."""
+
+    @abstractmethod
+    def estimate(self, mode: str, models: int) -> PlanEstimate: ...
+
+    @abstractmethod
+    def load_answers(self, path: Path) -> list[AnswerSet]:
+        """Answer files (a file or a folder of them), validated against the benchmark."""
+
+    # -- results ---------------------------------------------------------------------------
+    @abstractmethod
+    def model_results(
+        self, records: list[LogRecord], config: RunConfig, model: str
+    ) -> dict[str, Any]:
+        """The results object of one model, rebuilt from the log."""
+
+    def render_table(self, results: dict[str, Any]) -> Any:
+        """A rich renderable of one model's results."""
+        raise NotImplementedError
+
+
+def final_judgments(records: list[LogRecord], judge: str, model: str) -> dict[str, JudgmentRecord]:
+    """Latest judgment per key by `judge` for `model`."""
+    latest: dict[str, JudgmentRecord] = {}
+    for record in records:
+        if isinstance(record, JudgmentRecord) and record.judge == judge and record.model == model:
+            latest[record.key] = record
+    return latest

@@ -1,0 +1,26 @@
+"""Command-line entry point: thin typer commands over the library.
+
+Errors a user can cause arrive here as UserError and leave as one message on stderr with a
+non-zero exit status; no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from turnbench.cli import data_cmd, run_cmd  # noqa: F401  (they register their commands)
+from turnbench.cli.app import app
+from turnbench.errors import UserError
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as error:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"[bold red]error:[/bold red] {escape(error.message)}"
+        )
+        sys.exit(error.exit_code)

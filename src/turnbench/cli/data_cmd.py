@@ -1,0 +1,77 @@
+"""`turnbench data download` and `turnbench data status`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from turnbench.cli.app import data_app
+from turnbench.data import DataLocator, sha256_file
+from turnbench.errors import UserError
+
+
+@data_app.command("download")
+def download(
+    benchmark: Annotated[
+        list[str] | None,
+        typer.Option("--benchmark", "-b", help="Only this benchmark's files (repeatable)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Fetch again even if present.")] = False,
+) -> None:
+    """Fetch the pinned upstream files into the user cache and verify their sha256."""
+    import urllib.error
+
+    locator = DataLocator()
+    names = benchmark or sorted(locator.datasets)
+    console = Console(highlight=False)
+    for name in names:
+        if name not in locator.datasets:
+            raise UserError(
+                f"unknown benchmark {name!r}; known: {', '.join(sorted(locator.datasets))}"
+            )
+        try:
+            written = locator.download(name, force=force)
+        except (OSError, urllib.error.URLError) as error:
+            raise UserError(
+                f"downloading {name} from {locator.base_url()} failed: {error}. "
+                "Without internet access, copy the data folder from a machine "
+                "that has it and point --data-dir or $TURNBENCH_DATA_DIR at it."
+            ) from None
+        console.print(
+            f"{name}: {len(written)} file(s) downloaded and verified, "
+            f"{len(locator.datasets[name]) - len(written)} already present "
+            f"(in {locator.cache_dir})"
+        )
+
+
+@data_app.command("status")
+def status(
+    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+) -> None:
+    """Where each data file is found and whether its checksum matches."""
+    locator = DataLocator(data_dir, allow_download=False)
+    table = Table(title="turnbench data files", title_justify="left")
+    for column in ("benchmark", "file", "found in", "sha256"):
+        table.add_column(column)
+    for name, entries in sorted(locator.datasets.items()):
+        for entry in entries:
+            found = None
+            for label, directory in locator.search_dirs():
+                if (directory / entry.path).is_file():
+                    found = (label, directory / entry.path)
+                    break
+            if found is None:
+                table.add_row(name, entry.path, "[red]missing[/red]", "")
+                continue
+            ok = sha256_file(found[1]) == entry.sha256
+            table.add_row(
+                name,
+                entry.path,
+                f"{found[0]} {found[1].parent}",
+                "[green]ok[/green]" if ok else "[red]MISMATCH[/red]",
+            )
+    Console(highlight=False).print(table)

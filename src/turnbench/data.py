@@ -1,0 +1,190 @@
+"""Locating, downloading and verifying benchmark data files.
+
+Search order for each file: --data-dir, $TURNBENCH_DATA_DIR, the user cache directory.
+A file found anywhere is verified against its pinned sha256 before use. Missing files are
+fetched into the cache from their pinned upstream commit (and verified) when a run needs
+them or on `turnbench data download`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from turnbench.errors import DataMissingError, UserError
+
+ENV_DATA_DIR = "TURNBENCH_DATA_DIR"
+ENV_DOWNLOAD_BASE = "TURNBENCH_DOWNLOAD_BASE_URL"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    path: str  # relative to a data directory, e.g. "mt_bench/question.jsonl"
+    url: str  # relative to the download base URL
+    sha256: str
+    source_sha256: str | None = None  # when the file is extracted from a downloaded source
+    extract: str | None = None
+
+
+def load_sources(text: str | None = None) -> tuple[str, dict[str, list[DataFile]]]:
+    if text is None:
+        text = resources.files("turnbench").joinpath("sources.json").read_text("utf-8")
+    raw = json.loads(text)
+    datasets = {
+        name: [DataFile(**entry) for entry in entries] for name, entries in raw["datasets"].items()
+    }
+    return raw["default_base_url"], datasets
+
+
+def default_cache_dir() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("turnbench")) / "data"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class DataLocator:
+    """Finds verified data files; remembers checksums for provenance."""
+
+    def __init__(
+        self,
+        data_dir: Path | None = None,
+        *,
+        allow_download: bool = True,
+        sources_text: str | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.allow_download = allow_download
+        self.default_base_url, self.datasets = load_sources(sources_text)
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.checksums: dict[str, str] = {}
+
+    def search_dirs(self) -> list[tuple[str, Path]]:
+        dirs: list[tuple[str, Path]] = []
+        if self.data_dir is not None:
+            dirs.append(("--data-dir", Path(self.data_dir).expanduser()))
+        env = os.environ.get(ENV_DATA_DIR)
+        if env:
+            dirs.append((f"${ENV_DATA_DIR}", Path(env).expanduser()))
+        dirs.append(("cache", self.cache_dir))
+        return dirs
+
+    def _find(self, relative: str) -> Path | None:
+        for _, directory in self.search_dirs():
+            candidate = directory / relative
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def _verify(self, entry: DataFile, path: Path) -> None:
+        actual = sha256_file(path)
+        if actual != entry.sha256:
+            raise UserError(
+                f"data file {path} does not match its pinned checksum (sha256 {actual}, "
+                f"expected {entry.sha256}): it is corrupt or a different version. Delete it "
+                "and run `turnbench data download`, or point --data-dir at the pinned files."
+            )
+        self.checksums[entry.path] = actual
+
+    def require(self, dataset: str) -> dict[str, Path]:
+        """Every file of `dataset`, verified, downloading what is missing."""
+        if dataset not in self.datasets:
+            raise UserError(f"no data files are registered for benchmark {dataset!r}")
+        entries = self.datasets[dataset]
+        missing = [entry for entry in entries if self._find(entry.path) is None]
+        if missing:
+            if not self.allow_download:
+                raise self._missing_error(dataset, missing, reason="downloads are disabled")
+            try:
+                self.download(dataset, only=missing)
+            except DataMissingError:
+                raise
+            except (OSError, urllib.error.URLError) as error:
+                raise self._missing_error(dataset, missing, reason=str(error)) from None
+        located: dict[str, Path] = {}
+        for entry in entries:
+            path = self._find(entry.path)
+            assert path is not None
+            self._verify(entry, path)
+            located[entry.path] = path
+        return located
+
+    def base_url(self) -> str:
+        return os.environ.get(ENV_DOWNLOAD_BASE, self.default_base_url).rstrip("/")
+
+    def download(
+        self, dataset: str, only: list[DataFile] | None = None, force: bool = False
+    ) -> list[Path]:
+        """Fetch the pinned files of `dataset` into the cache; returns the written paths."""
+        written = []
+        for entry in only if only is not None else self.datasets[dataset]:
+            target = self.cache_dir / entry.path
+            if target.is_file() and not force and sha256_file(target) == entry.sha256:
+                continue
+            url = self.base_url() + entry.url
+            with urllib.request.urlopen(url, timeout=60) as response:
+                payload = response.read()
+            payload = self._check_payload(entry, url, payload)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(target, payload)
+            written.append(target)
+        return written
+
+    @staticmethod
+    def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
+        if entry.extract is not None:
+            from turnbench.extract import EXTRACTORS
+
+            source_sha = hashlib.sha256(payload).hexdigest()
+            if source_sha != entry.source_sha256:
+                raise UserError(
+                    f"downloaded {url} has sha256 {source_sha}, expected "
+                    f"{entry.source_sha256}; nothing was saved."
+                )
+            payload = EXTRACTORS[entry.extract](payload)
+        actual = hashlib.sha256(payload).hexdigest()
+        if actual != entry.sha256:
+            raise UserError(
+                f"downloaded {entry.path} from {url} has sha256 {actual}, expected "
+                f"{entry.sha256}; nothing was saved."
+            )
+        return payload
+
+    def _missing_error(
+        self, dataset: str, missing: list[DataFile], reason: str
+    ) -> DataMissingError:
+        looked = "; ".join(f"{label} {path}" for label, path in self.search_dirs())
+        files = ", ".join(entry.path for entry in missing)
+        return DataMissingError(
+            f"The {dataset} data files are missing ({files}). Looked in: {looked}. "
+            f"Downloading them from {self.base_url()} failed ({reason}). Either run "
+            f"`turnbench data download --benchmark {dataset}` on a machine with internet "
+            f"access and copy its cache folder ({self.cache_dir}) here, or point --data-dir "
+            f"or ${ENV_DATA_DIR} at a folder that holds these files."
+        )
+
+
+def _atomic_write(target: Path, payload: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".download-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

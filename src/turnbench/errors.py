@@ -1,0 +1,52 @@
+"""Exceptions that carry a message meant for the user.
+
+Anything a user can cause (a bad flag, a malformed file, a refused key) is raised as a
+`UserError`; the CLI prints its message and exits non-zero, with no traceback. Messages must
+never contain secrets: they are built from names and paths, not from request headers.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A problem the user can fix; shown as one clear message, exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class DataMissingError(UserError):
+    """Benchmark data could not be found locally nor downloaded."""
+
+
+class RunLockedError(UserError):
+    """Another process holds the run directory."""
+
+
+class ConfigDriftError(UserError):
+    """The run directory was started with settings that would make its records invalid."""
+
+
+class FatalBackendError(UserError):
+    """The endpoint refused us in a way retries cannot fix (bad key, no permission).
+
+    Raised to stop the whole run at once instead of burning requests.
+    """
+
+    exit_code = 3
+
+
+class RequestFailedError(Exception):
+    """One request failed after its retry budget; the work item is recorded as failed."""
+
+    def __init__(self, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.attempts = attempts
+
+
+class BudgetExhaustedError(Exception):
+    """The run reached --max-requests or --max-tokens-total; stop launching work."""

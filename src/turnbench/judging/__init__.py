@@ -1,0 +1,1 @@
+"""Judge prompts, verdict parsers and the bounded re-ask loop."""

@@ -1,0 +1,1 @@
+"""Everything users look at: terminal tables, progress, HTML reports."""

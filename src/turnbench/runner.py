@@ -1,0 +1,314 @@
+"""Execution: skip what the log already holds, run the rest concurrently, log as we go.
+
+A benchmark turns each sample into one coroutine that asks `RunContext` for answers and
+judgments in the order the benchmark's rules need (turn 2 after turn 1's answer, say).
+`RunContext` returns the logged record when the key is already done, so re-running the same
+coroutines after a crash resumes exactly where the log ends and repays nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from turnbench.backends.base import Backend
+from turnbench.cleaning import strip_reasoning
+from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
+from turnbench.judging.parsers import PARSERS
+from turnbench.judging.reask import Followup, judge_with_reasks
+from turnbench.runlog import RunLog, completed_index
+from turnbench.types import (
+    AnswerRecord,
+    FailureRecord,
+    JudgmentRecord,
+    Message,
+    RequestParams,
+    SampleId,
+)
+
+
+class Progress:
+    """No-op progress sink; the terminal display subclasses it."""
+
+    def start(self, totals: dict[str, int], done: dict[str, int]) -> None: ...
+
+    def advance(self, stage: str, outcome: str = "ok") -> None:
+        """`outcome`: "ok", "failed" (request failed after retries) or "unparseable"."""
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class Budget:
+    max_requests: int | None = None
+    max_tokens: int | None = None
+
+
+@dataclass
+class RunCounters:
+    answers_requested: int = 0
+    judgments_requested: int = 0
+    request_failures: int = 0
+    reasks: int = 0
+    parse_failures: int = 0
+
+
+class RunContext:
+    """What a benchmark's sample coroutine may do: get answers and judgments, idempotently."""
+
+    def __init__(
+        self,
+        log: RunLog,
+        *,
+        model_backend: Backend | None,
+        judge_backend: Backend | None,
+        budget: Budget | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.log = log
+        self.model_backend = model_backend
+        self.judge_backend = judge_backend
+        self.budget = budget or Budget()
+        self.progress = progress or Progress()
+        self.done = completed_index(log.records)
+        self.counters = RunCounters()
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def backends(self) -> list[Backend]:
+        unique: list[Backend] = []
+        for backend in (self.model_backend, self.judge_backend):
+            if backend is not None and all(backend is not seen for seen in unique):
+                unique.append(backend)
+        return unique
+
+    def _check_budget(self) -> None:
+        if self.budget.max_requests is not None:
+            sent = sum(b.stats.requests for b in self.backends())
+            if sent >= self.budget.max_requests:
+                raise BudgetExhaustedError(f"--max-requests {self.budget.max_requests} reached")
+        if self.budget.max_tokens is not None:
+            used = sum(
+                b.stats.usage.prompt_tokens + b.stats.usage.completion_tokens
+                for b in self.backends()
+            )
+            if used >= self.budget.max_tokens:
+                raise BudgetExhaustedError(
+                    f"--max-tokens-total {self.budget.max_tokens} reached ({used} used)"
+                )
+
+    def _fail(
+        self,
+        key: str,
+        stage: Literal["answer", "judgment"],
+        error: RequestFailedError,
+        meta: dict[str, Any],
+    ) -> None:
+        self.counters.request_failures += 1
+        self.log.append(
+            FailureRecord(
+                key=key, stage=stage, error=error.message, attempts=error.attempts, meta=meta
+            )
+        )
+        self.progress.advance(f"{stage}s", "failed")
+
+    # -- answers ---------------------------------------------------------------------------
+    async def answer(
+        self,
+        *,
+        key: str,
+        model: str,
+        sample_id: SampleId,
+        turn: int,
+        messages: list[Message],
+        params: RequestParams,
+        meta: dict[str, Any] | None = None,
+    ) -> AnswerRecord | None:
+        cached = self.done.get(key)
+        if isinstance(cached, AnswerRecord):
+            return cached
+        if self.model_backend is None:
+            raise RuntimeError("this run has no model backend")
+        self._check_budget()
+        self.counters.answers_requested += 1
+        try:
+            completion = await self.model_backend.complete(messages, params)
+        except RequestFailedError as error:
+            self._fail(key, "answer", error, meta or {})
+            return None
+        text = strip_reasoning(completion.text)
+        record = AnswerRecord(
+            key=key,
+            model=model,
+            sample_id=sample_id,
+            turn=turn,
+            text=text,
+            raw_text=completion.text if text != completion.text else None,
+            messages=messages,
+            params=completion.sent_params,
+            finish_reason=completion.finish_reason,
+            usage=completion.usage,
+            reported_model=completion.reported_model,
+            system_fingerprint=completion.system_fingerprint,
+            attempts=completion.attempts,
+            latency_s=completion.latency_s,
+            meta=meta or {},
+        )
+        self._commit(record)
+        self.progress.advance("answers")
+        return record
+
+    def import_answer(
+        self,
+        *,
+        key: str,
+        model: str,
+        sample_id: SampleId,
+        turn: int,
+        text: str,
+        meta: dict[str, Any] | None = None,
+    ) -> AnswerRecord:
+        """Record an answer read from a file, so the run directory is self-contained."""
+        cached = self.done.get(key)
+        if isinstance(cached, AnswerRecord) and cached.text == strip_reasoning(text):
+            return cached
+        cleaned = strip_reasoning(text)
+        record = AnswerRecord(
+            key=key,
+            model=model,
+            sample_id=sample_id,
+            turn=turn,
+            origin="imported",
+            text=cleaned,
+            raw_text=text if cleaned != text else None,
+            meta=meta or {},
+        )
+        self._commit(record)
+        return record
+
+    # -- judgments -------------------------------------------------------------------------
+    async def judgment(
+        self,
+        *,
+        key: str,
+        judge: str,
+        model: str,
+        sample_id: SampleId,
+        turn: int,
+        prompt_name: str,
+        messages: list[Message],
+        params: RequestParams,
+        parser: str,
+        max_reasks: int,
+        followup: Followup,
+        reask_params: RequestParams | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> JudgmentRecord | None:
+        cached = self.done.get(key)
+        if isinstance(cached, JudgmentRecord):
+            return cached
+        if self.judge_backend is None:
+            raise RuntimeError("this run has no judge backend")
+        self._check_budget()
+        self.counters.judgments_requested += 1
+        try:
+            outcome = await judge_with_reasks(
+                self.judge_backend,
+                messages,
+                params,
+                PARSERS[parser],
+                followup.text,
+                max_reasks,
+                reask_params,
+            )
+        except RequestFailedError as error:
+            self._fail(key, "judgment", error, meta or {})
+            return None
+        last = outcome.last
+        self.counters.reasks += len(outcome.outputs) - 1
+        result = outcome.result
+        if not result.ok:
+            self.counters.parse_failures += 1
+        record = JudgmentRecord(
+            key=key,
+            judge=judge,
+            model=model,
+            sample_id=sample_id,
+            turn=turn,
+            prompt_name=prompt_name,
+            messages=messages,
+            params=last.sent_params if last else {},
+            outputs=outcome.outputs,
+            followup=followup.label if len(outcome.outputs) > 1 else None,
+            parser=parser,
+            status="scored" if result.ok else "parse_failed",
+            score=result.score,
+            verdict=result.verdict,
+            parse_error=result.error,
+            usage=outcome.usage,
+            reported_model=last.reported_model if last else None,
+            system_fingerprint=last.system_fingerprint if last else None,
+            attempts=outcome.attempts,
+            latency_s=round(outcome.latency_s, 4),
+            meta=meta or {},
+        )
+        self._commit(record)
+        self.progress.advance("judgments", "ok" if result.ok else "unparseable")
+        return record
+
+    def _commit(self, record: AnswerRecord | JudgmentRecord) -> None:
+        self.log.append(record)
+        self.done[record.key] = record
+
+
+@dataclass
+class RunOutcome:
+    status: Literal["finished", "interrupted", "budget", "fatal"] = "finished"
+    message: str | None = None
+    errors: list[BaseException] = field(default_factory=list)
+
+
+async def execute(work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext) -> RunOutcome:
+    """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget."""
+    loop = asyncio.get_running_loop()
+    tasks = [asyncio.create_task(job()) for job in work]
+    interrupted = asyncio.Event()
+
+    def on_signal() -> None:
+        interrupted.set()
+        for task in tasks:
+            task.cancel()
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+    outcome = RunOutcome()
+    try:
+        pending = set(tasks)
+        while pending:
+            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+            failed = [t for t in finished if not t.cancelled() and t.exception() is not None]
+            if failed:
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                pending = set()
+                error = failed[0].exception()
+                assert error is not None
+                if isinstance(error, BudgetExhaustedError):
+                    outcome = RunOutcome("budget", f"stopped: {error}")
+                elif isinstance(error, FatalBackendError):
+                    outcome = RunOutcome("fatal", error.message, [error])
+                else:
+                    raise error
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    if interrupted.is_set():
+        outcome = RunOutcome("interrupted", "interrupted: in-flight requests were cancelled")
+    return outcome

@@ -1,0 +1,1 @@
+"""Test doubles shipped with the package so tests and benchmarks/ share them."""

@@ -1,0 +1,142 @@
+"""Shared data shapes: messages, completions and the records of a run log.
+
+Messages stay plain dicts (what every OpenAI-compatible client sends); everything that
+crosses a boundary (the log, results, config) is a pydantic model so a malformed record is
+caught where it enters.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+SampleId = int | str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class RequestParams(BaseModel):
+    """Sampling parameters of one request, exactly as the caller wants them sent.
+
+    `None` means "do not send the field". Backends translate (e.g. `max_completion_tokens`
+    for OpenAI reasoning models) and report what they really sent.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    n: int | None = 1
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Completion(BaseModel):
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    reported_model: str | None = None
+    system_fingerprint: str | None = None
+    sent_params: dict[str, Any] = Field(default_factory=dict)
+    attempts: int = 1
+    latency_s: float = 0.0
+
+
+def _now() -> float:
+    return round(time.time(), 3)
+
+
+class ConfigRecord(BaseModel):
+    """Written at the start of every invocation; the last one describes the run."""
+
+    kind: Literal["config"] = "config"
+    ts: float = Field(default_factory=_now)
+    turnbench_version: str
+    config: dict[str, Any]
+
+
+class AnswerRecord(BaseModel):
+    """One answer of the model under test, generated here or imported from a file."""
+
+    kind: Literal["answer"] = "answer"
+    key: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    origin: Literal["generated", "imported"] = "generated"
+    text: str
+    raw_text: str | None = None  # set when text was cleaned (e.g. <think> removed)
+    messages: list[Message] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    reported_model: str | None = None
+    system_fingerprint: str | None = None
+    attempts: int = 1
+    latency_s: float = 0.0
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+class JudgmentRecord(BaseModel):
+    """One judgment with everything needed to re-parse it without calling the judge again."""
+
+    kind: Literal["judgment"] = "judgment"
+    key: str
+    judge: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    prompt_name: str
+    messages: list[Message]
+    params: dict[str, Any] = Field(default_factory=dict)
+    outputs: list[str]  # the first reply, then one per re-ask
+    followup: str | None = None  # the fixed re-ask text, when re-asks happened
+    parser: str
+    status: Literal["scored", "parse_failed"]
+    score: float | None = None
+    verdict: str | None = None  # pairwise judgments: "A", "B" or "tie"
+    parse_error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    reported_model: str | None = None
+    system_fingerprint: str | None = None
+    attempts: int = 1
+    latency_s: float = 0.0
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+    @property
+    def reasks(self) -> int:
+        return max(0, len(self.outputs) - 1)
+
+
+class FailureRecord(BaseModel):
+    """A request that still failed after all retries. Not final: the next run retries it."""
+
+    kind: Literal["failure"] = "failure"
+    key: str
+    stage: Literal["answer", "judgment"]
+    error: str
+    attempts: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord

@@ -1,0 +1,69 @@
+"""Shared fixtures: the reference data folder, a fake OpenAI-compatible server, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from turnbench.testing.fake_server import FakeServer
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir() -> Path:
+    configured = os.environ.get("TURNBENCH_DATA_DIR")
+    path = Path(configured) if configured else REPO.parent / "shared" / "data"
+    if not (path / "mt_bench" / "question.jsonl").is_file():
+        pytest.exit(f"benchmark data not found at {path}; set TURNBENCH_DATA_DIR", returncode=2)
+    return path.resolve()
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return shared_data_dir()
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeServer]:
+    server = FakeServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def cli_env(data_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: our data, a private cache, no real keys or endpoints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
+    env["TURNBENCH_DATA_DIR"] = str(data_dir)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")
+    env["COLUMNS"] = "120"
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: list[str],
+    env: dict[str, str],
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child process, as a user would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "turnbench", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
+    return cli_env(data_dir, tmp_path)
