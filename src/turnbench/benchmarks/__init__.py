@@ -9,6 +9,7 @@ from turnbench.errors import UserError
 
 REGISTRY: dict[str, str] = {
     "mt-bench": "turnbench.benchmarks.mt_bench:MTBench",
+    "mt-bench-101": "turnbench.benchmarks.mt_bench_101:MTBench101",
 }
 
 
