@@ -26,7 +26,7 @@ class LiveProgress(ProgressSink):
         self._outcomes: dict[str, dict[str, int]] = {}
         self._progress = Progress(
             TextColumn("{task.description:<10}"),
-            BarColumn(),
+            BarColumn(bar_width=24),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("eta"),

@@ -42,8 +42,8 @@ def counts_line(results: dict[str, Any]) -> str:
         )
     if counts.get("pending"):
         parts.append(
-            f"[red]pending {counts['pending']}[/red] (requests failed; re-run the "
-            "same command to retry them)"
+            f"[red]pending {counts['pending']}[/red] (not finished: a request failed or "
+            "the run stopped early; re-run the same command to finish them)"
         )
     if counts.get("reasks"):
         parts.append(f"re-asks {counts['reasks']}")

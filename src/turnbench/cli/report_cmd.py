@@ -1,0 +1,193 @@
+"""`turnbench report`, `turnbench compare` and `turnbench export`: reading finished runs.
+
+None of these sends a request or changes a run directory's log. Heavy imports (numpy,
+matplotlib) happen inside the commands, so CLI start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from turnbench.cli.app import app
+from turnbench.errors import UserError
+
+EXIT_WORSE = 1
+
+RunDir = Annotated[Path, typer.Argument(help="A run directory (holds results.json and log.jsonl).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
+Resamples = Annotated[
+    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for intervals.")
+]
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _warn(message: str) -> None:
+    _stderr().print(f"[yellow]warning:[/yellow] {escape(message)}")
+
+
+@app.command()
+def report(
+    runs: Annotated[
+        list[Path], typer.Argument(help="One or more run directories (the first is the base).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="HTML file to write (default: FIRST_RUN/report.html)."),
+    ] = None,
+    title: Annotated[str, typer.Option("--title", help="Title of the report.")] = (
+        "turnbench report"
+    ),
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Benchmark data folder for dialogue text (else $TURNBENCH_DATA_DIR, the cache).",
+        ),
+    ] = None,
+    seed: Seed = 0,
+    resamples: Resamples = 2000,
+) -> None:
+    """Write one self-contained HTML report (charts, comparison, dialogue browser)."""
+    from turnbench.report.html import ReportOptions, build_report, write_report
+    from turnbench.report.runs import load_runs
+
+    loaded = load_runs(runs, require_log=False, warn=_warn)
+    options = ReportOptions(title=title, data_dir=data_dir, seed=seed, resamples=resamples)
+    text = build_report(loaded, options, warn=_warn)
+    target = out if out is not None else runs[0] / "report.html"
+    write_report(text, target)
+    Console(highlight=False).print(
+        f"Report written to {escape(str(target))} ({len(text.encode('utf-8')) / 1024:.0f} KiB)"
+    )
+
+
+@app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(help="The base run directory (the reference).")],
+    new: Annotated[Path, typer.Argument(help="The new run directory (the candidate).")],
+    base_model: Annotated[
+        str | None,
+        typer.Option("--base-model", help="Model of BASE to use when it holds several."),
+    ] = None,
+    new_model: Annotated[
+        str | None,
+        typer.Option("--new-model", help="Model of NEW to use when it holds several."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    fail_if_worse: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-worse",
+            min=0.0,
+            help="Exit 1 when the overall interval lies entirely below -DELTA (a CI gate).",
+        ),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Refuse (exit 2) when judge, prompts, parser or sampling differ."
+        ),
+    ] = False,
+    top: Annotated[int, typer.Option("--top", min=0, help="How many movers to list.")] = 10,
+    seed: Seed = 0,
+    resamples: Resamples = 2000,
+) -> None:
+    """Paired comparison of two runs: overall and per category/task deltas with intervals."""
+    from turnbench.compare import compare_entries, fails_gate
+    from turnbench.report.runs import load_run, select_entry
+
+    base_run = load_run(base, warn=_warn)
+    new_run = load_run(new, warn=_warn)
+    base_entry = select_entry(base_run, base_model, "--base-model")
+    new_entry = select_entry(new_run, new_model, "--new-model")
+    if base_run.path.resolve() == new_run.path.resolve() and base_entry.model == new_entry.model:
+        raise UserError("BASE and NEW are the same run and model; nothing to compare")
+    comparison = compare_entries(base_entry, new_entry, resamples=resamples, seed=seed)
+    if comparison.differences and strict:
+        raise UserError(
+            "the runs differ in settings that change scores (--strict):\n  "
+            + "\n  ".join(comparison.differences)
+        )
+    for note in comparison.warnings():
+        _warn(note)
+    if as_json:
+        sys.stdout.write(json.dumps(comparison.to_json(top), indent=2, allow_nan=False) + "\n")
+    else:
+        from turnbench.report.compare_table import print_comparison
+
+        print_comparison(Console(highlight=False), comparison, top)
+    if fail_if_worse is not None and fails_gate(comparison.overall, fail_if_worse):
+        _stderr().print(
+            f"[bold red]worse:[/bold red] the overall score dropped by more than "
+            f"{fail_if_worse:g} with 95% confidence (interval upper end "
+            f"{comparison.overall.ci_high:.3f} < {-fail_if_worse:g})"
+        )
+        raise typer.Exit(EXIT_WORSE)
+
+
+@app.command()
+def export(
+    run_dir: RunDir,
+    fmt: Annotated[
+        Literal["csv", "jsonl", "fastchat"],
+        typer.Option(
+            "--format",
+            "-f",
+            help="csv or jsonl: one row per judged turn; fastchat: FastChat's "
+            "model_answer and model_judgment files.",
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="File (csv, jsonl; '-' for standard output) or folder (fastchat). Default: "
+            "RUN_DIR/judgments.csv, RUN_DIR/judgments.jsonl or RUN_DIR/fastchat/.",
+        ),
+    ] = None,
+) -> None:
+    """Export a run's answers and judgments for other tools."""
+    from turnbench.export import (
+        default_output,
+        fastchat_rows,
+        judgment_rows,
+        render_csv,
+        render_jsonl,
+        write_fastchat,
+        write_text,
+    )
+    from turnbench.report.runs import load_run
+
+    run = load_run(run_dir, warn=_warn)
+    target = out if out is not None else default_output(run_dir, fmt)
+    console = Console(highlight=False, stderr=str(target) == "-")
+    if fmt == "fastchat":
+        if str(target) == "-":
+            raise UserError("--format fastchat writes a folder; give --out FOLDER")
+        exported = fastchat_rows(run)
+        for note in exported.skipped[:10]:
+            _warn(f"not exported (FastChat answer rows need both turns): {note}")
+        if len(exported.skipped) > 10:
+            _warn(f"... and {len(exported.skipped) - 10} more incomplete question(s)")
+        written = write_fastchat(exported, target)
+        for path in written:
+            console.print(f"wrote {escape(str(path))}")
+        return
+    rows = judgment_rows(run)
+    text = render_csv(rows) if fmt == "csv" else render_jsonl(rows)
+    if str(target) == "-":
+        sys.stdout.write(text)
+        return
+    write_text(target, text)
+    console.print(f"wrote {len(rows)} row(s) to {escape(str(target))}")

@@ -1,0 +1,721 @@
+"""`turnbench report`: one self-contained HTML file from one or more run directories.
+
+Sections: summary per model, the benchmark's charts, pairwise outcomes, the comparison of
+runs (when several models or runs of one benchmark are given), judge diagnostics, and the
+dialogue browser. Numbers come from results.json (rebuilt from the log by the run itself);
+dialogues, answers and judge replies come from the log. The file needs no network: CSS,
+script and charts (SVG data URIs) are inline.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnbench import __version__
+from turnbench.compare import Comparison, compare_entries
+from turnbench.errors import UserError
+from turnbench.report import charts
+from turnbench.report.assets import page
+from turnbench.report.browser import dialogue_browser, sample_anchor
+from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
+from turnbench.report.markup import figure as chart
+from turnbench.report.runs import Entry, Run
+from turnbench.report.samples import Texts, merge_texts, texts_from_data, texts_from_log
+
+MT_BENCH_101_TASKS = {
+    "CM": "Context Memory",
+    "AR": "Anaphora Resolution",
+    "SI": "Separate Input",
+    "TS": "Topic Shift",
+    "CC": "Content Confusion",
+    "CR": "Content Rephrasing",
+    "FR": "Format Rephrasing",
+    "SC": "Self-correction",
+    "SA": "Self-affirmation",
+    "MR": "Mathematical Reasoning",
+    "GR": "General Reasoning",
+    "IC": "Instruction Clarification",
+    "PI": "Proactive Interaction",
+}
+TIER_1 = ("Perceptivity", "Adaptability", "Interactivity")
+TIER_2 = (
+    "Memory",
+    "Understanding",
+    "Interference",
+    "Rephrasing",
+    "Reflection",
+    "Reasoning",
+    "Questioning",
+)
+MAX_COMPARISONS = 8
+TOP_MOVERS = 10
+
+Warn = Callable[[str], None]
+
+
+@dataclass
+class ReportOptions:
+    title: str = "turnbench report"
+    data_dir: Path | None = None
+    seed: int = 0
+    resamples: int = 2000
+    generated_at: str | None = None  # fixed in tests; now (UTC) otherwise
+    notes: list[str] = field(default_factory=list)
+
+
+def _keys(entries: list[Entry], field_name: str) -> list[str]:
+    """Union of a results mapping's keys over entries, in first-seen order."""
+    keys: list[str] = []
+    for entry in entries:
+        value = entry.results.get(field_name)
+        if isinstance(value, dict):
+            keys.extend(k for k in value if k not in keys)
+    return keys
+
+
+def _value(entry: Entry, *path: str) -> float | None:
+    value: Any = entry.results
+    for part in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _series(entries: list[Entry], field_name: str, keys: list[str]) -> charts.Series:
+    return [(e.label, [_value(e, field_name, k) for k in keys]) for e in entries]
+
+
+# -- summary --------------------------------------------------------------------------------
+def _prompt_versions(run: Run) -> str:
+    versions = run.provenance.get("prompt_versions")
+    if not isinstance(versions, dict) or not versions:
+        return "–"
+    return "<br>".join(f"{esc(k)}: {esc(v)}" for k, v in versions.items())
+
+
+def _summary(entries: list[Entry]) -> str:
+    single = [e for e in entries if not e.run.pairwise]
+    rows = []
+    for entry in single:
+        counts = entry.results.get("counts") or {}
+        extra = [
+            f"{k}: {entry.results[k]}"
+            for k in ("context", "reference_mode")
+            if entry.results.get(k) is not None
+        ]
+        complete = entry.results.get("complete")
+        rows.append(
+            [
+                esc(entry.run.label),
+                esc(entry.model),
+                esc(entry.run.benchmark) + "".join(f"<br>{esc(x)}" for x in extra),
+                f"<b>{fmt(entry.results.get('overall'))}</b>",
+                fmt_ci(entry.results.get("overall_ci95")),
+                f"{esc(counts.get('judged', '–'))} / {esc(counts.get('expected', '–'))}",
+                esc(counts.get("failed", "–")),
+                esc(counts.get("pending", "–")),
+                esc(counts.get("reasks", "–")),
+                badge("complete", "ok") if complete else badge("incomplete", "fail"),
+                esc(entry.run.judge),
+            ]
+        )
+    if not rows:
+        return ""
+    return table(
+        [
+            "run",
+            "model",
+            "benchmark",
+            "overall",
+            "95% CI",
+            "judged / expected",
+            "unparseable",
+            "pending",
+            "re-asks",
+            "state",
+            "judge",
+        ],
+        rows,
+        text_columns=(0, 1, 2, 10),
+    ) + (
+        '<p class="small muted">overall: mean judge score (MT-Bench: over all scored turns; '
+        "MT-Bench-101: mean of the 13 task scores, each the mean of its dialogues' minimum "
+        "turn score). 95% CI: bootstrap interval over samples, from results.json. "
+        "Unparseable judgments and pending requests are counted, never averaged in.</p>"
+    )
+
+
+def _sampling(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "–"
+    shown = {k: v for k, v in value.items() if v not in (None, {}, "auto")}
+    return esc(", ".join(f"{k} {v}" for k, v in shown.items()) or "–")
+
+
+def _provenance(runs: list[Run]) -> str:
+    """What produced each run's numbers: judge, parser, prompts, sampling, data."""
+    rows = []
+    for run in runs:
+        prov = run.provenance
+        data = prov.get("data_sha256") if isinstance(prov.get("data_sha256"), dict) else {}
+        rows.append(
+            [
+                esc(run.label),
+                esc(run.judge),
+                esc(f"{prov.get('parser', '–')} (max re-asks {prov.get('max_reasks', '–')})"),
+                _prompt_versions(run),
+                _sampling(prov.get("judge_sampling")),
+                _sampling(prov.get("answer_sampling"))
+                if run.provenance.get("mode") == "run"
+                else "answers read from files",
+                "<br>".join(f"{esc(Path(k).name)} {esc(str(v)[:8])}" for k, v in data.items())
+                or "–",
+                esc(prov.get("turnbench_version", "–")),
+            ]
+        )
+    return "<h3>Provenance</h3>" + table(
+        [
+            "run",
+            "judge",
+            "parser",
+            "prompt versions",
+            "judge sampling",
+            "answer sampling",
+            "data (sha256)",
+            "turnbench",
+        ],
+        rows,
+        text_columns=(0, 1, 2, 3, 4, 5, 6),
+        wrap_columns=(3, 4, 5, 6),
+    )
+
+
+# -- per benchmark --------------------------------------------------------------------------
+def _mt_bench(entries: list[Entry]) -> str:
+    categories = _keys(entries, "by_category")
+    if not categories:
+        return '<p class="muted">No category scores in these results.</p>'
+    radar = charts.radar(
+        categories, _series(entries, "by_category", categories), "MT-Bench score per category"
+    )
+    turns = ["1", "2"]
+    panels = [
+        (
+            entry.label,
+            [
+                (f"turn {t}", [_value(entry, "by_category_turn", c, t) for c in categories])
+                for t in turns
+            ],
+        )
+        for entry in entries
+    ]
+    turn_chart = charts.turn_panels(categories, panels, "Turn 1 vs turn 2 per category")
+    rows = []
+    for category in categories:
+        row = [esc(category)]
+        for entry in entries:
+            row += [
+                fmt(_value(entry, "by_category_turn", category, "1")),
+                fmt(_value(entry, "by_category_turn", category, "2")),
+                f"<b>{fmt(_value(entry, 'by_category', category))}</b>",
+            ]
+        rows.append(row)
+    totals = ["<b>overall</b>"]
+    for entry in entries:
+        totals += [
+            fmt(_value(entry, "by_turn", "1")),
+            fmt(_value(entry, "by_turn", "2")),
+            f"<b>{fmt(_value(entry, 'overall'))}</b>",
+        ]
+    rows.append(totals)
+    headers = ["category"]
+    for entry in entries:
+        headers += [f"{entry.label} turn 1", "turn 2", "mean"]
+    return (
+        f'<div class="charts">{chart(radar, "radar chart of MT-Bench category scores")}'
+        f"{chart(turn_chart, 'bar charts of turn 1 and turn 2 scores per category')}</div>"
+        + table(headers, rows)
+    )
+
+
+def _mt_bench_101(entries: list[Entry]) -> str:
+    tasks = _keys(entries, "by_task") or list(MT_BENCH_101_TASKS)
+    radar = charts.radar(tasks, _series(entries, "by_task", tasks), "MT-Bench-101 score per task")
+    abilities = _keys(entries, "by_ability")
+    tier_1 = [a for a in TIER_1 if a in abilities]
+    tier_2 = [a for a in abilities if a not in TIER_1]
+    parts = [chart(radar, "radar chart of the 13 MT-Bench-101 task scores")]
+    if abilities:
+        ability_chart = charts.bars(
+            [*tier_1, *tier_2],
+            _series(entries, "by_ability", [*tier_1, *tier_2]),
+            "Abilities: 3 tier-1 (top), 7 tier-2",
+            horizontal=True,
+        )
+        parts.append(chart(ability_chart, "bar chart of the ability scores"))
+    panels = []
+    for task in tasks:
+        turn_keys = sorted(
+            {t for e in entries for t in ((e.results.get("by_task_turn") or {}).get(task) or {})},
+            key=lambda t: int(t) if str(t).isdigit() else 0,
+        )
+        if turn_keys:
+            panels.append(
+                (
+                    f"{task} {MT_BENCH_101_TASKS.get(task, '')}".strip(),
+                    [str(t) for t in turn_keys],
+                    [
+                        (e.label, [_value(e, "by_task_turn", task, t) for t in turn_keys])
+                        for e in entries
+                    ],
+                )
+            )
+    body = f'<div class="charts">{"".join(parts)}</div>'
+    if panels:
+        lines = charts.line_panels(panels, "Mean score per turn, per task")
+        picture = chart(lines, "turn-wise score curves per task")
+        body += f'<h3>Turn-wise scores</h3><div class="charts">{picture}</div>'
+    task_rows = []
+    for task in tasks:
+        row = [f"{esc(task)} <span class='muted'>{esc(MT_BENCH_101_TASKS.get(task, ''))}</span>"]
+        row += [fmt(_value(e, "by_task", task)) for e in entries]
+        task_rows.append(row)
+    task_rows.append(["<b>overall</b>", *(f"<b>{fmt(_value(e, 'overall'))}</b>" for e in entries)])
+    body += "<h3>Tasks</h3>" + table(["task", *(e.label for e in entries)], task_rows)
+    if abilities:
+        ability_rows = [
+            [
+                esc(a) + (" <span class='muted'>(tier 1)</span>" if a in TIER_1 else ""),
+                *(fmt(_value(e, "by_ability", a)) for e in entries),
+            ]
+            for a in [*tier_1, *tier_2]
+        ]
+        body += "<h3>Abilities</h3>" + table(["ability", *(e.label for e in entries)], ability_rows)
+    turns = _keys(entries, "by_turn")
+    if turns:
+        body += "<h3>Mean score per turn (all tasks)</h3>" + table(
+            ["turn", *(e.label for e in entries)],
+            [[esc(t), *(fmt(_value(e, "by_turn", t)) for e in entries)] for t in turns],
+        )
+    return body
+
+
+def _generic(entries: list[Entry]) -> str:
+    for name in ("by_category", "by_task"):
+        keys = _keys(entries, name)
+        if keys:
+            bars = charts.bars(keys, _series(entries, name, keys), f"Score per {name[3:]}")
+            return f'<div class="charts">{chart(bars, "bar chart of scores")}</div>'
+    return '<p class="muted">No per-group scores in these results.</p>'
+
+
+BENCHMARK_SECTIONS = {"mt-bench": _mt_bench, "mt-bench-101": _mt_bench_101}
+
+
+# -- pairwise -------------------------------------------------------------------------------
+def _pairwise(run: Run) -> str:
+    models = run.results.get("models") or {}
+    names = [n for n, m in models.items() if isinstance(m, dict)]
+    counts = [
+        (
+            int(models[n].get("win") or 0),
+            int(models[n].get("tie") or 0),
+            int(models[n].get("loss") or 0),
+        )
+        for n in names
+    ]
+    rows = [
+        [
+            esc(n),
+            *(esc(models[n].get(k, "–")) for k in ("win", "loss", "tie", "inconsistent")),
+            fmt(models[n].get("win_rate"), 3),
+            fmt(models[n].get("win_rate_adjusted"), 3),
+        ]
+        for n in names
+    ]
+    consistency = run.results.get("position_consistency")
+    body = table(
+        ["model", "win", "loss", "tie", "inconsistent", "win rate", "adjusted win rate"], rows
+    )
+    body += (
+        f"<p>Position consistency of the judge: <b>{fmt(consistency, 3)}</b> "
+        '<span class="muted small">(share of compared pairs whose two games, with the answers '
+        "swapped, agree; ties include the inconsistent pairs)</span></p>"
+    )
+    share = run.results.get("first_position_win_share")
+    if share is not None:
+        body += (
+            f"<p>First-position win share: <b>{fmt(share, 3)}</b> "
+            '<span class="muted small">(of decisive games, the share won by the answer shown '
+            "first; 0.5 means no position bias)</span></p>"
+        )
+    body += _ratings(run.results.get("ratings"))
+    if names:
+        picture = charts.outcomes(names, counts, f"Pairwise outcomes ({run.judging})")
+        body = f'<div class="charts">{chart(picture, "pairwise outcome shares")}</div>' + body
+    return body
+
+
+def _sample_link(benchmark: str, sample: str) -> str:
+    target = esc(sample_anchor(benchmark, sample))
+    return f'<a class="to-sample" href="#{target}">#{esc(sample)}</a>'
+
+
+def _rating_interval(interval: Any) -> str:
+    if isinstance(interval, list) and len(interval) == 2 and None not in interval:
+        return f"[{interval[0]:.0f}, {interval[1]:.0f}]"
+    return "–"
+
+
+def _ratings(ratings: Any) -> str:
+    """Bradley-Terry ratings (Elo scale) with their intervals, when the results have them."""
+    if not isinstance(ratings, dict) or not isinstance(ratings.get("models"), dict):
+        return ""
+    rows = [
+        [
+            esc(name),
+            esc(row.get("rank", "–")),
+            fmt(row.get("rating"), 0),
+            _rating_interval(row.get("ci95")),
+            esc(row.get("battles", "–")),
+        ]
+        for name, row in ratings["models"].items()
+        if isinstance(row, dict)
+    ]
+    if not rows:
+        return ""
+    return (
+        f"<h3>Ratings ({esc(ratings.get('method', ''))}, {esc(ratings.get('scale', ''))})</h3>"
+        + table(["model", "rank", "rating", "95% CI", "battles"], rows)
+    )
+
+
+# -- comparison -----------------------------------------------------------------------------
+def _comparison(comparison: Comparison) -> str:
+    kind = comparison.group_kind
+    overall = comparison.overall
+    rows = [
+        [
+            f"<b>{esc(row.name)}</b>",
+            esc(row.n),
+            fmt(row.base),
+            fmt(row.new),
+            f"<b>{row.delta:+.2f}</b>",
+            fmt_ci([row.ci_low, row.ci_high]),
+            badge(row.verdict.replace("_", " "), row.verdict),
+        ]
+        for row in [overall, *comparison.rows]
+    ]
+    delta_chart = charts.deltas(
+        [(r.name, r.delta, r.ci_low, r.ci_high, r.verdict) for r in [overall, *comparison.rows]],
+        f"{comparison.new.label} minus {comparison.base.label}",
+    )
+    movers = [
+        [
+            _sample_link(comparison.benchmark, p.sample_id),
+            esc(p.group),
+            fmt(p.base),
+            fmt(p.new),
+            f"{p.delta:+.2f}",
+        ]
+        for p in comparison.movers(TOP_MOVERS)
+    ]
+    warnings = comparison.warnings()
+    notes = "".join(f"<li>{esc(w)}</li>" for w in warnings)
+    return (
+        f"<h3>{esc(comparison.base.label)} → {esc(comparison.new.label)}</h3>"
+        f"<p>Overall: {badge(overall.verdict.replace('_', ' '), overall.verdict)} "
+        f"delta {overall.delta:+.3f}, 95% interval {fmt_ci([overall.ci_low, overall.ci_high])}, "
+        f"{overall.n} paired samples.</p>"
+        + (f'<ul class="small warnings">{notes}</ul>' if notes else "")
+        + f'<div class="charts">{chart(delta_chart, "paired differences with intervals")}</div>'
+        + table([kind, "samples", "base", "new", "delta", "95% CI", "verdict"], rows)
+        + (
+            "<h3>Samples that moved most</h3>"
+            + table(["sample", kind, "base", "new", "delta"], movers, text_columns=(0, 1))
+            if movers
+            else ""
+        )
+    )
+
+
+def _comparisons(benchmark: str, entries: list[Entry], options: ReportOptions) -> str:
+    parts = []
+    base = entries[0]
+    for new in entries[1 : 1 + MAX_COMPARISONS]:
+        try:
+            result = compare_entries(base, new, resamples=options.resamples, seed=options.seed)
+        except UserError as error:
+            parts.append(
+                f"<h3>{esc(base.label)} → {esc(new.label)}</h3>"
+                f'<p class="muted">Not compared: {esc(error.message)}</p>'
+            )
+            continue
+        parts.append(_comparison(result))
+    if len(entries) > 1 + MAX_COMPARISONS:
+        parts.append(
+            f'<p class="muted">Only the first {MAX_COMPARISONS} comparisons are shown; '
+            "use `turnbench compare` for the others.</p>"
+        )
+    return (
+        f'<p class="small muted">Paired by {esc(benchmark)} sample; the first model is the base. '
+        f"Seeded paired bootstrap ({options.resamples} resamples, seed {options.seed}), "
+        "resampling samples within each group; verdict better when the interval is above 0, "
+        "worse when below, else no detectable change.</p>" + "".join(parts)
+    )
+
+
+# -- diagnostics ----------------------------------------------------------------------------
+def _diagnostics(entries: list[Entry]) -> str:
+    rows = []
+    failure_rows = []
+    for entry in entries:
+        if entry.run.pairwise:
+            continue
+        counts = entry.results.get("counts") or {}
+        judged = list(entry.judgments.values())
+        reask_spread = Counter(r.reasks for r in judged)
+        spread = ", ".join(f"{n}: {reask_spread[n]}" for n in sorted(reask_spread)) or "–"
+        prov = entry.run.provenance
+        reported = prov.get("judge_reported") or []
+        rows.append(
+            [
+                esc(entry.label),
+                esc(len(judged)),
+                esc(counts.get("failed", sum(r.status != "scored" for r in judged))),
+                esc(counts.get("reasks", sum(r.reasks for r in judged))),
+                esc(spread),
+                esc(len(entry.open_failures)),
+                esc(", ".join(map(str, reported)) or "–"),
+                esc(prov.get("max_reasks", "–")),
+            ]
+        )
+        for (sample, turn), record in sorted(entry.judgments.items()):
+            if record.status != "scored":
+                failure_rows.append(
+                    [
+                        esc(entry.label),
+                        _sample_link(entry.run.benchmark, sample),
+                        esc(turn),
+                        esc(record.parse_error or "unparseable"),
+                        esc(record.reasks),
+                    ]
+                )
+        for (sample, turn), failure in sorted(entry.open_failures.items()):
+            failure_rows.append(
+                [
+                    esc(entry.label),
+                    f"#{esc(sample)}",
+                    esc(turn),
+                    esc(f"request: {failure.error}"),
+                    "–",
+                ]
+            )
+    body = (
+        ""
+        if not rows
+        else table(
+            [
+                "model",
+                "judgments in log",
+                "unparseable",
+                "re-asks",
+                "re-asks per judgment (n: count)",
+                "requests still failing",
+                "judge model reported",
+                "max re-asks",
+            ],
+            rows,
+            text_columns=(0, 4, 6),
+        )
+    )
+    body += _pairwise_diagnostics(entries)
+    if failure_rows:
+        body += "<h3>Failed judgments</h3>" + table(
+            ["model", "sample", "turn", "reason", "re-asks"],
+            failure_rows[:500],
+            text_columns=(0, 1, 3),
+            wrap_columns=(3,),
+        )
+    else:
+        body += '<p class="muted">No unparseable judgments and no failing requests.</p>'
+    return body
+
+
+def _pairwise_diagnostics(entries: list[Entry]) -> str:
+    runs = list({id(e.run): e.run for e in entries if e.run.pairwise}.values())
+    rows = []
+    for run in runs:
+        counts = run.results.get("counts") or {}
+        pairs = counts.get("pairs") if isinstance(counts.get("pairs"), dict) else {}
+        verdicts = run.results.get("verdicts") or {}
+        rows.append(
+            [
+                esc(run.label),
+                f"{esc(counts.get('judged', '–'))} / {esc(counts.get('expected', '–'))}",
+                esc(counts.get("failed", "–")),
+                esc(counts.get("reasks", "–")),
+                f"{esc(pairs.get('compared', '–'))} / {esc(pairs.get('expected', '–'))}",
+                esc(pairs.get("inconsistent", "–")),
+                fmt(run.results.get("position_consistency"), 3),
+                fmt(run.results.get("first_position_win_share"), 3),
+                esc(", ".join(f"{k} {v}" for k, v in verdicts.items()) or "–"),
+            ]
+        )
+    if not rows:
+        return ""
+    return "<h3>Pairwise judging</h3>" + table(
+        [
+            "run",
+            "games judged / expected",
+            "unparseable",
+            "re-asks",
+            "pairs compared / expected",
+            "inconsistent pairs",
+            "position consistency",
+            "first-position win share",
+            "verdicts",
+        ],
+        rows,
+        text_columns=(0, 8),
+    )
+
+
+# -- the page -------------------------------------------------------------------------------
+def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) -> Texts:
+    from_log: Texts = {}
+    for run in runs:
+        texts_from_log(run.records, into=from_log)
+    from_data, problem = texts_from_data(benchmark, options.data_dir)
+    if problem is not None:
+        note = f"{benchmark}: dialogue text from the run logs only ({problem})"
+        options.notes.append(note)
+        warn(note)
+    return merge_texts(from_log, from_data)
+
+
+def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = None) -> str:
+    warn = warn or (lambda _message: None)
+    entries = [e for run in runs for e in run.entries()]
+    if not entries:
+        raise UserError("the given run directories hold no model results")
+    benchmarks = list(dict.fromkeys(run.benchmark for run in runs))
+    generated = options.generated_at or _dt.datetime.now(_dt.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC"
+    )
+    sections = []
+    toc = [("summary", "Summary")]
+    rankings = "".join(
+        f"<h3>{esc(run.label)}</h3>{_ratings(run.results.get('ranking'))}"
+        for run in runs
+        if isinstance(run.results.get("ranking"), dict)
+    )
+    sections.append(
+        section(
+            "summary",
+            "Summary",
+            _summary(entries) + _pairwise_summary(runs) + rankings + _provenance(runs),
+        )
+    )
+    for benchmark in benchmarks:
+        single = [e for e in entries if e.run.benchmark == benchmark and not e.run.pairwise]
+        if single:
+            builder = BENCHMARK_SECTIONS.get(benchmark, _generic)
+            ident = f"scores-{benchmark}"
+            toc.append((ident, f"{benchmark} scores"))
+            sections.append(section(ident, f"{benchmark}: scores", builder(single)))
+        if len(single) > 1:
+            ident = f"compare-{benchmark}"
+            toc.append((ident, f"{benchmark} comparison"))
+            sections.append(
+                section(ident, f"{benchmark}: comparison", _comparisons(benchmark, single, options))
+            )
+    for run in runs:
+        if run.pairwise:
+            ident = _pairwise_id(runs, run)
+            toc.append((ident, f"pairwise: {run.label}"))
+            sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
+    toc.append(("judge", "Judge diagnostics"))
+    sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
+    for benchmark in benchmarks:
+        bench_runs = [run for run in runs if run.benchmark == benchmark]
+        bench_entries = [e for e in entries if e.run.benchmark == benchmark]
+        texts = _texts(benchmark, bench_runs, options, warn)
+        ident = f"dialogues-{benchmark}"
+        toc.append((ident, f"{benchmark} dialogues"))
+        sections.append(
+            section(
+                ident,
+                f"{benchmark}: dialogues",
+                '<p class="small muted">Every sample with each turn\'s question and every '
+                "model's answer side by side; open a sample to read it, and the judge's "
+                "explanation under each answer. The score filter keeps samples with at least "
+                "one turn scored in the range.</p>"
+                + dialogue_browser(benchmark, bench_entries, texts),
+            )
+        )
+    notes = [*(w for run in runs for w in run.warnings), *_run_notes(runs), *options.notes]
+    warnings_markup = (
+        section(
+            "notes",
+            "Notes",
+            "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>",
+            extra_class="warnings",
+        )
+        if notes
+        else ""
+    )
+    runs_list = "".join(
+        f"<li><b>{esc(run.label)}</b>: {esc(run.path)} · {esc(run.benchmark)} · judge "
+        f"{esc(run.judge)} · {esc(run.judging)}</li>"
+        for run in runs
+    )
+    nav = "".join(f'<a href="#{esc(i)}">{esc(t)}</a>' for i, t in toc)
+    header = (
+        f'<header class="top"><h1>{esc(options.title)}</h1>'
+        f'<div class="muted small">generated {esc(generated)} by turnbench {esc(__version__)}'
+        f'</div><ul class="small">{runs_list}</ul><nav class="toc">{nav}</nav></header>'
+    )
+    return page(options.title, header + "<main>" + warnings_markup + "".join(sections) + "</main>")
+
+
+def _pairwise_id(runs: list[Run], run: Run) -> str:
+    return f"pairwise-{runs.index(run) + 1}"
+
+
+def _pairwise_summary(runs: list[Run]) -> str:
+    return "".join(
+        f"<p>{esc(run.label)}: pairwise run ({esc(run.judging)}); "
+        f'<a href="#{_pairwise_id(runs, run)}">outcomes</a>.</p>'
+        for run in runs
+        if run.pairwise
+    )
+
+
+def _run_notes(runs: list[Run]) -> list[str]:
+    notes = []
+    for run in runs:
+        if run.results.get("judge_warning"):
+            notes.append(f"{run.label}: {run.results['judge_warning']}")
+        if run.results.get("complete") is False:
+            notes.append(
+                f"{run.label} is incomplete (stopped: {run.results.get('stopped') or 'unknown'});"
+                " its numbers cover finished work only. Re-run its command to finish it."
+            )
+        failures = run.results.get("request_failures") or []
+        if failures:
+            notes.append(f"{run.label}: {len(failures)} request(s) still failing after retries")
+    return notes
+
+
+def write_report(text: str, out: Path) -> Path:
+    from turnbench.export import write_text
+
+    write_text(out, text)
+    return out

@@ -1,0 +1,195 @@
+"""The HTML report in a real headless Chromium (Debian's /usr/bin/chromium via Playwright).
+
+`make test` installs chromium first (scripts/ensure-chromium.sh). Without it the tests skip
+on a developer machine and fail in CI (CI=true), so the check cannot silently vanish there.
+Set TURNBENCH_SCREENSHOT_DIR to keep the screenshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli_env, run_cli, shared_data_dir
+from tests.e2e.test_report import fixed_rating, has_mt_bench_101, hostile_responder, make_run
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"browser test cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        _unavailable("chromium is not installed (bash scripts/ensure-chromium.sh)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        # Playwright gives every launch a fresh temporary profile (--user-data-dir)
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    return cli_env(shared_data_dir(), tmp_path_factory.mktemp("browser-env"))
+
+
+def write_report(env: dict[str, str], out: Path, *runs: Path) -> Path:
+    done = run_cli(["report", *map(str, runs), "--out", str(out)], env)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def open_page(browser, report: Path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.goto(report.as_uri())
+    return page, errors
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    folder = Path(os.environ.get("TURNBENCH_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    page.screenshot(path=str(target), full_page=False)
+    assert target.stat().st_size > 10_000  # a real picture, not a blank page
+    return target
+
+
+def scores_by_sample(*runs: Path) -> dict[int, list[float]]:
+    found: dict[int, list[float]] = {}
+    for run in runs:
+        for line in (run / "log.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            if record["kind"] == "judgment" and record["status"] == "scored":
+                found.setdefault(record["sample_id"], []).append(record["score"])
+    return found
+
+
+def not_hijacked(page) -> None:
+    assert page.title() == "turnbench report"
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+
+
+def test_mt_bench_report_in_chromium(browser, env, tmp_path_factory, tmp_path):
+    root = tmp_path_factory.mktemp("mt-bench-runs")
+    hostile = make_run(root / "hostile", env, hostile_responder)
+    eight = make_run(root / "eight", env, fixed_rating(8))
+    report = write_report(env, root / "report.html", hostile, eight)
+    page, errors = open_page(browser, report)
+    not_hijacked(page)
+
+    # summary: one row per run, with the model and its overall score
+    rows = page.locator("#summary table").first.locator("tbody tr")
+    assert rows.count() == 2
+    assert "openai/model-under-test" in rows.nth(1).inner_text()
+    assert "8.00" in rows.nth(1).inner_text()
+    # charts: inline SVG images that actually decoded
+    assert page.locator("#scores-mt-bench img").count() == 2  # categories radar, turns
+    assert page.locator("#compare-mt-bench img").count() == 1  # paired deltas
+    assert page.evaluate(
+        "Array.from(document.images).every(i => i.complete && i.naturalWidth > 100)"
+    )
+    screenshot(page, tmp_path, "mt-bench-summary.png")
+
+    # dialogue browser: 8 questions (one per category), filter by category
+    browser_box = page.locator("#dialogues-mt-bench .browser")
+    count = browser_box.locator(".f-count")
+    assert count.inner_text() == "8 of 8 shown"
+    browser_box.locator(".f-group").select_option("writing")
+    assert count.inner_text() == "1 of 8 shown"
+    visible = browser_box.locator("details.sample:visible")
+    assert visible.count() == 1 and visible.first.get_attribute("data-group") == "writing"
+    browser_box.locator(".f-group").select_option("")
+    # filter by score: samples with some turn scored in [9, 10], counted from the logs
+    scores = scores_by_sample(hostile, eight)
+    expected = sum(any(9 <= s <= 10 for s in values) for values in scores.values())
+    browser_box.locator(".f-min").fill("9")
+    browser_box.locator(".f-max").fill("10")
+    assert count.inner_text() == f"{expected} of 8 shown"
+    browser_box.locator(".f-min").fill("")
+    browser_box.locator(".f-max").fill("")
+    browser_box.locator(".f-failed").check()
+    assert count.inner_text() == "1 of 8 shown"  # question 91: the judge never rated it
+    browser_box.locator(".f-failed").uncheck()
+
+    # the hostile answer and judge reply are shown as text and did not run
+    sample = page.locator("#s-mt-bench-81")
+    sample.locator(":scope > summary").click()
+    sample.locator("details.judge").first.locator("summary").click()
+    first_answer = sample.locator(".answer .text").first
+    assert "<script>document.title" in first_answer.inner_text()
+    assert '<img src=x onerror="window.__pwned=2' in first_answer.inner_text()
+    assert "</textarea></pre></details><b>bold?</b>" in first_answer.inner_text()
+    judge_reply = sample.locator("details.judge pre").first.inner_text()
+    assert judge_reply.startswith("Refusing. <script>window.__pwned=3</script>")
+    assert sample.locator(".answer img, .answer script, .answer b").count() == 0
+    not_hijacked(page)
+    assert errors == []
+    sample.scroll_into_view_if_needed()
+    screenshot(page, tmp_path, "mt-bench-dialogue.png")
+    page.close()
+
+
+@has_mt_bench_101
+def test_mt_bench_101_report_in_chromium(browser, env, tmp_path_factory, tmp_path):
+    root = tmp_path_factory.mktemp("mt-bench-101-runs")
+    base = make_run(root / "a", env, fixed_rating(7), benchmark="mt-bench-101")
+    new = make_run(root / "b", env, hostile_responder, benchmark="mt-bench-101")
+    report = write_report(env, root / "report.html", base, new)
+    page, errors = open_page(browser, report)
+    not_hijacked(page)
+    assert page.locator("#summary table").first.locator("tbody tr").count() == 2
+    scores = page.locator("#scores-mt-bench-101 img")
+    assert scores.count() == 3  # task radar, abilities, turn-wise curves
+    assert page.locator("#compare-mt-bench-101 img").count() == 1
+    assert page.evaluate(
+        "Array.from(document.images).every(i => i.complete && i.naturalWidth > 100)"
+    )
+    screenshot(page, tmp_path, "mt-bench-101-summary.png")
+    box = page.locator("#dialogues-mt-bench-101 .browser")
+    assert box.locator(".f-count").inner_text() == "13 of 13 shown"
+    box.locator(".f-group").select_option("CM")
+    assert box.locator(".f-count").inner_text() == "1 of 13 shown"
+    sample = box.locator("details.sample:visible").first
+    sample.locator(":scope > summary").click()
+    assert "context only" in sample.inner_text()  # CM's first turn is golden context
+    assert sample.locator(".answers").count() >= 1
+    sample.scroll_into_view_if_needed()
+    screenshot(page, tmp_path, "mt-bench-101-dialogue.png")
+    box.locator(".f-search").fill("zzzz-no-such-text")
+    assert box.locator(".f-count").inner_text() == "0 of 13 shown"
+    not_hijacked(page)
+    assert errors == []
+    page.close()
