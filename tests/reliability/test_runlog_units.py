@@ -1,0 +1,79 @@
+"""Item 1 and 7, in-process: how the run log treats torn and corrupt lines, and its lock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from turnbench.errors import RunLockedError
+from turnbench.runlog import LOG_NAME, RunLog
+from turnbench.types import AnswerRecord, FailureRecord
+
+
+def _answer(key: str) -> AnswerRecord:
+    return AnswerRecord(key=key, model="m", sample_id=1, turn=1, text=f"text of {key}")
+
+
+def _write(directory: Path, *keys: str) -> bytes:
+    with RunLog(directory) as log:
+        for key in keys:
+            log.append(_answer(key))
+    return (directory / LOG_NAME).read_bytes()
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.99])
+def test_torn_last_line_is_reported_ignored_and_cut_off(tmp_path, fraction):
+    whole = _write(tmp_path, "a", "b")
+    torn = json.dumps(_answer("c").model_dump()).encode()
+    (tmp_path / LOG_NAME).write_bytes(whole + torn[: int(len(torn) * fraction)])
+    warnings: list[str] = []
+    with RunLog(tmp_path, warn=warnings.append) as log:
+        assert [r.key for r in log.records] == ["a", "b"]
+        assert len(warnings) == 1 and "last line is incomplete" in warnings[0]
+        assert (tmp_path / LOG_NAME).read_bytes() == whole  # cut off before any append
+        log.append(_answer("c"))
+    lines = (tmp_path / LOG_NAME).read_text().splitlines()
+    assert [json.loads(line)["key"] for line in lines] == ["a", "b", "c"]
+
+
+def test_whole_last_record_without_newline_is_kept(tmp_path):
+    whole = _write(tmp_path, "a", "b")
+    (tmp_path / LOG_NAME).write_bytes(whole[:-1])  # killed between the record and its newline
+    warnings: list[str] = []
+    with RunLog(tmp_path, warn=warnings.append) as log:
+        assert [r.key for r in log.records] == ["a", "b"] and warnings == []
+        log.append(_answer("c"))
+    keys = [json.loads(line)["key"] for line in (tmp_path / LOG_NAME).read_text().splitlines()]
+    assert keys == ["a", "b", "c"]
+
+
+def test_unreadable_middle_line_is_skipped_with_a_warning(tmp_path):
+    whole = _write(tmp_path, "a", "b")
+    lines = whole.splitlines(keepends=True)
+    (tmp_path / LOG_NAME).write_bytes(lines[0] + b"{garbage\n" + lines[1])
+    warnings: list[str] = []
+    with RunLog(tmp_path, warn=warnings.append) as log:
+        assert [r.key for r in log.records] == ["a", "b"]
+    assert len(warnings) == 1 and f"{LOG_NAME}:2: unreadable record skipped" in warnings[0]
+
+
+def test_every_record_is_one_line_written_whole(tmp_path):
+    big = "x" * 300_000  # larger than a pipe buffer; still a single line
+    with RunLog(tmp_path) as log:
+        log.append(AnswerRecord(key="big", model="m", sample_id=1, turn=1, text=big))
+        log.append(FailureRecord(key="f", stage="answer", error="boom"))
+    lines = (tmp_path / LOG_NAME).read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3
+    assert json.loads(lines[0])["text"] == big
+
+
+def test_a_second_opener_is_refused_while_the_first_holds_the_lock(tmp_path):
+    with (
+        RunLog(tmp_path),
+        pytest.raises(RunLockedError, match="in use by another turnbench process"),
+    ):
+        RunLog(tmp_path).open()
+    with RunLog(tmp_path):  # released on close
+        pass
