@@ -1,3 +1,3 @@
-from turnbench.cli import main
+from turnbench.entry import main
 
 main()

@@ -87,12 +87,38 @@ def build_results(
         results = benchmark.model_results(records, config, config.model)
         results.update(common)
         return results
+    if config.judging != "single":
+        from turnbench.benchmarks.mt_bench_pairwise import pairwise_results
+
+        return {**common, **pairwise_results(benchmark, config, records)}
     models = {name: benchmark.model_results(records, config, name) for name in config.models}
-    return {
+    results = {
         **common,
         "complete": all(m["complete"] for m in models.values()),
         "models": models,
     }
+    if len(config.models) >= 2:
+        results["ranking"] = single_grading_ranking(benchmark, config, records)
+    return results
+
+
+def single_grading_ranking(
+    benchmark: Benchmark, config: RunConfig, records: list[LogRecord]
+) -> dict[str, Any]:
+    """Bradley-Terry ratings of several single-graded models from per-turn score comparisons."""
+    from turnbench.ratings import bradley_terry, score_battles
+
+    planned = benchmark.planned_keys(config.mode, config.models)["judgments"]
+    latest: dict[str, JudgmentRecord] = {}
+    for record in records:
+        if isinstance(record, JudgmentRecord) and record.key in planned:
+            latest[record.key] = record
+    scores = {
+        (r.model, r.sample_id, r.turn): r.score
+        for r in latest.values()
+        if r.judge == config.judge and r.status == "scored" and r.score is not None
+    }
+    return bradley_terry(score_battles(scores, config.models), models=config.models)
 
 
 def write_results(directory: Path, results: dict[str, Any]) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,6 +44,13 @@ class Progress:
 
 @dataclass
 class Budget:
+    """Limits of one invocation (a re-run starts with a fresh budget).
+
+    `max_requests` counts answers and judgments started (a judgment's re-asks and any
+    request's retries belong to it); `max_tokens` counts the prompt + completion tokens the
+    server reported for what this invocation logged.
+    """
+
     max_requests: int | None = None
     max_tokens: int | None = None
 
@@ -76,6 +83,11 @@ class RunContext:
         self.progress = progress or Progress()
         self.done = completed_index(log.records)
         self.counters = RunCounters()
+        self._admitted = 0  # answers and judgments started in this invocation
+        self._in_flight = 0
+        self._tokens = 0  # tokens of the records this invocation logged
+        self._settled: asyncio.Event | None = None
+        self._slots: dict[int, asyncio.Semaphore] = {}
 
     # -- bookkeeping -----------------------------------------------------------------------
     def backends(self) -> list[Backend]:
@@ -85,20 +97,62 @@ class RunContext:
                 unique.append(backend)
         return unique
 
-    def _check_budget(self) -> None:
-        if self.budget.max_requests is not None:
-            sent = sum(b.stats.requests for b in self.backends())
-            if sent >= self.budget.max_requests:
-                raise BudgetExhaustedError(f"--max-requests {self.budget.max_requests} reached")
-        if self.budget.max_tokens is not None:
-            used = sum(
-                b.stats.usage.prompt_tokens + b.stats.usage.completion_tokens
-                for b in self.backends()
-            )
-            if used >= self.budget.max_tokens:
-                raise BudgetExhaustedError(
-                    f"--max-tokens-total {self.budget.max_tokens} reached ({used} used)"
-                )
+    def _spent(self) -> str | None:
+        """Why the budget allows no new request, or None."""
+        budget = self.budget
+        if budget.max_requests is not None and self._admitted >= budget.max_requests:
+            return f"--max-requests {budget.max_requests} reached"
+        if budget.max_tokens is not None and self._tokens >= budget.max_tokens:
+            return f"--max-tokens-total {budget.max_tokens} reached ({self._tokens} used)"
+        return None
+
+    def _slot(self, backend: Backend) -> asyncio.Semaphore | None:
+        """With a token budget, admit no more requests than the backend sends at once.
+
+        Otherwise every waiting sample would pass the token check while usage is still low
+        and then queue inside the backend, and the budget would stop nothing. Without a token
+        budget the backend alone orders its queue (the local backend reorders it for KV-cache
+        reuse).
+        """
+        if self.budget.max_tokens is None:
+            return None
+        slot = self._slots.get(id(backend))
+        if slot is None:
+            slot = asyncio.Semaphore(max(1, int(getattr(backend, "concurrency", 1))))
+            self._slots[id(backend)] = slot
+        return slot
+
+    @contextlib.asynccontextmanager
+    async def _admitted_request(self, backend: Backend) -> AsyncIterator[None]:
+        """Hold one admitted answer or judgment for the duration of the block.
+
+        Checking and counting happen with no await in between, so concurrent samples cannot
+        overshoot --max-requests. Once the budget is spent, no new request starts; the ones
+        already started finish and are logged (nothing paid for is thrown away), and only
+        then does BudgetExhaustedError stop the run.
+        """
+        slot = self._slot(backend)
+        if slot is not None:
+            await slot.acquire()
+        reason = self._spent()
+        if reason is not None:
+            if slot is not None:
+                slot.release()
+            while self._in_flight:
+                if self._settled is None or self._settled.is_set():
+                    self._settled = asyncio.Event()
+                await self._settled.wait()
+            raise BudgetExhaustedError(reason)
+        self._admitted += 1
+        self._in_flight += 1
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0 and self._settled is not None:
+                self._settled.set()
+            if slot is not None:
+                slot.release()
 
     def _fail(
         self,
@@ -132,13 +186,13 @@ class RunContext:
             return cached
         if self.model_backend is None:
             raise RuntimeError("this run has no model backend")
-        self._check_budget()
-        self.counters.answers_requested += 1
-        try:
-            completion = await self.model_backend.complete(messages, params)
-        except RequestFailedError as error:
-            self._fail(key, "answer", error, meta or {})
-            return None
+        async with self._admitted_request(self.model_backend):
+            self.counters.answers_requested += 1
+            try:
+                completion = await self.model_backend.complete(messages, params)
+            except RequestFailedError as error:
+                self._fail(key, "answer", error, meta or {})
+                return None
         text = strip_reasoning(completion.text)
         record = AnswerRecord(
             key=key,
@@ -212,21 +266,21 @@ class RunContext:
             return cached
         if self.judge_backend is None:
             raise RuntimeError("this run has no judge backend")
-        self._check_budget()
-        self.counters.judgments_requested += 1
-        try:
-            outcome = await judge_with_reasks(
-                self.judge_backend,
-                messages,
-                params,
-                PARSERS[parser],
-                followup.text,
-                max_reasks,
-                reask_params,
-            )
-        except RequestFailedError as error:
-            self._fail(key, "judgment", error, meta or {})
-            return None
+        async with self._admitted_request(self.judge_backend):
+            self.counters.judgments_requested += 1
+            try:
+                outcome = await judge_with_reasks(
+                    self.judge_backend,
+                    messages,
+                    params,
+                    PARSERS[parser],
+                    followup.text,
+                    max_reasks,
+                    reask_params,
+                )
+            except RequestFailedError as error:
+                self._fail(key, "judgment", error, meta or {})
+                return None
         last = outcome.last
         self.counters.reasks += len(outcome.outputs) - 1
         result = outcome.result
@@ -262,6 +316,7 @@ class RunContext:
     def _commit(self, record: AnswerRecord | JudgmentRecord) -> None:
         self.log.append(record)
         self.done[record.key] = record
+        self._tokens += record.usage.prompt_tokens + record.usage.completion_tokens
 
 
 @dataclass

@@ -43,3 +43,24 @@ def bootstrap_mean_ci(
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(stats, [alpha, 1.0 - alpha])
     return float(low), float(high)
+
+
+def bootstrap_group_cis(
+    rows: Iterable[tuple[Hashable, Hashable, float]],
+    *,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict:
+    """`bootstrap_mean_ci` per group: rows are (group, cluster, value), e.g. (turn, question,
+    score). Each group's interval resamples that group's clusters, so a per-turn or
+    per-category mean gets the same kind of interval as the overall mean."""
+    clusters: dict = defaultdict(lambda: defaultdict(list))
+    for group, cluster, value in rows:
+        clusters[group][cluster].append(value)
+    return {
+        group: bootstrap_mean_ci(
+            list(members.values()), resamples=resamples, level=level, seed=seed
+        )
+        for group, members in clusters.items()
+    }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -26,6 +26,9 @@ from turnbench.runlog import RunLog
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import ConfigRecord
+
+if TYPE_CHECKING:
+    from turnbench.benchmarks.mt_bench_pairwise import MTBenchPairwise
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -67,6 +70,7 @@ class Session:
     def __init__(self, request: RunRequest, console: Console) -> None:
         self.request = request
         self.console = console
+        self.pairwise: MTBenchPairwise | None = None  # set by prepare() for pairwise judging
 
     # -- preparation (validates everything, writes nothing) -------------------------------
     def prepare(self) -> tuple[Benchmark, list[AnswerSet], RunConfig]:
@@ -86,6 +90,14 @@ class Session:
             if request.answers is None:
                 raise UserError("--answers is required")
             answer_sets = benchmark.load_answers(request.answers)
+        if request.judging != "single":
+            from turnbench.benchmarks.mt_bench_pairwise import pairwise_plan
+
+            if request.mode != "judge":
+                raise UserError(f"--mode {request.judging} is only available for turnbench judge")
+            self.pairwise = pairwise_plan(
+                benchmark, request.judging, request.settings.options.get("baseline"), answer_sets
+            )
         settings = request.settings
         config = RunConfig(
             benchmark=cls.name,
@@ -98,8 +110,13 @@ class Session:
             max_reasks=settings.max_reasks,
             answer_sampling=settings.answer_sampling if request.mode == "run" else None,
             judge_sampling=settings.judge_sampling,
-            options=benchmark.config_options(),
-            prompt_versions=benchmark.prompt_versions(),
+            options={
+                **benchmark.config_options(),
+                **(self.pairwise.config_options() if self.pairwise else {}),
+            },
+            prompt_versions=(
+                self.pairwise.prompt_versions() if self.pairwise else benchmark.prompt_versions()
+            ),
             data_sha256=dict(sorted(locator.checksums.items())),
             reference_sha256=benchmark.reference_sha256(),
             answers_sha256={s.model: s.sha256 for s in answer_sets},
@@ -134,7 +151,11 @@ class Session:
         with RunLog(self.request.out, warn=self._warn) as log:
             self._record_config(log, config)
             models = [config.model] if config.mode == "run" else config.models
-            planned = benchmark.planned_keys(config.mode, [m for m in models if m])
+            planned = (
+                self.pairwise.planned_keys()
+                if self.pairwise
+                else benchmark.planned_keys(config.mode, [m for m in models if m])
+            )
             progress = self._progress({"answers": model_backend, "judgments": judge_backend})
             ctx = RunContext(
                 log,
@@ -147,7 +168,11 @@ class Session:
                 assert config.model is not None
                 jobs = benchmark.run_jobs(ctx, config.model)
             else:
-                jobs = benchmark.judge_jobs(ctx, answer_sets)
+                jobs = (
+                    self.pairwise.jobs(ctx, answer_sets)
+                    if self.pairwise
+                    else benchmark.judge_jobs(ctx, answer_sets)
+                )
             progress.start(
                 {s: len(k) for s, k in planned.items()},
                 {s: len(k & ctx.done.keys()) for s, k in planned.items()},
@@ -207,10 +232,22 @@ class Session:
     ) -> None:
         from turnbench.report.terminal import counts_line
 
-        per_model = results["models"].values() if "models" in results else [results]
+        per_model = list(results["models"].values()) if "models" in results else [results]
+        if "position_consistency" in results:  # a pairwise run: one table for all models
+            from turnbench.benchmarks.mt_bench_pairwise import render_pairwise
+
+            per_model = []
+            for renderable in render_pairwise(results):
+                self.console.print(renderable)
         for model_results in per_model:
             self.console.print(benchmark.render_table(model_results))
             self.console.print(counts_line(model_results))
+        if results.get("ranking"):
+            from turnbench.ratings import ratings_table
+
+            self.console.print(
+                ratings_table(results["ranking"], "Ranking from per-turn score comparisons")
+            )
         failures = results.get("request_failures") or []
         if failures:
             self.console.print(
@@ -231,7 +268,9 @@ class Session:
     def print_estimate(self, benchmark: Benchmark, config: RunConfig, models: int) -> None:
         from rich.table import Table
 
-        estimate = benchmark.estimate(config.mode, models)
+        estimate = (
+            self.pairwise.estimate() if self.pairwise else benchmark.estimate(config.mode, models)
+        )
         table = Table(
             title=f"Dry run: {config.benchmark} (nothing will be sent)", title_justify="left"
         )

@@ -21,25 +21,45 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 class ErrorCollector:
+    """Problems of one file, reported together like a compiler's.
+
+    File-level problems (no line) come first because they usually explain the rest (say,
+    "these ids belong to another benchmark"); then row problems in line order, up to `limit`,
+    followed by a count of those not shown. One collector can be shared by the reading,
+    validation and benchmark checks of a file, so that all of its problems are reported at
+    once.
+    """
+
     def __init__(self, path: Path, limit: int = MAX_REPORTED) -> None:
         self.path = path
         self.limit = limit
-        self.errors: list[str] = []
-        self.count = 0
+        self._problems: list[tuple[int | None, str]] = []
+
+    @property
+    def count(self) -> int:
+        return len(self._problems)
+
+    @property
+    def errors(self) -> list[str]:
+        """The problems that will be shown, formatted as `file:line: message`."""
+        notes = [p for p in self._problems if p[0] is None]
+        rows = sorted((p for p in self._problems if p[0] is not None), key=lambda p: p[0] or 0)
+        return [
+            f"{self.path}:{line}: {message}" if line is not None else f"{self.path}: {message}"
+            for line, message in (notes + rows)[: self.limit]
+        ]
 
     def add(self, line: int | None, message: str) -> None:
-        self.count += 1
-        if len(self.errors) < self.limit:
-            where = f"{self.path}:{line}" if line is not None else str(self.path)
-            self.errors.append(f"{where}: {message}")
+        self._problems.append((line, message))
 
     def raise_if_any(self) -> None:
-        if not self.errors:
+        if not self._problems:
             return
-        more = self.count - len(self.errors)
+        shown = self.errors
+        more = self.count - len(shown)
         tail = f"\n... and {more} more problem(s)" if more > 0 else ""
         noun = "problem" if self.count == 1 else "problems"
-        raise UserError(f"{self.path} has {self.count} {noun}:\n" + "\n".join(self.errors) + tail)
+        raise UserError(f"{self.path} has {self.count} {noun}:\n" + "\n".join(shown) + tail)
 
 
 def _read_text(path: Path) -> str:
@@ -61,10 +81,16 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """(line number, parsed value) for every non-blank line; raises on any bad line."""
+def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tuple[int, Any]]:
+    """(line number, parsed value) for every non-blank line.
+
+    Malformed lines raise at once, unless a shared `collector` is given: then they are added
+    to it and the caller raises after checking the good rows too.
+    """
     text = _read_text(path)
-    collector = ErrorCollector(path)
+    shared = collector is not None
+    collector = collector if collector is not None else ErrorCollector(path)
+    before = collector.count
     rows: list[tuple[int, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -73,8 +99,9 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
             rows.append((number, json.loads(line)))
         except json.JSONDecodeError as error:
             collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
-    collector.raise_if_any()
-    if not rows:
+    if not shared:
+        collector.raise_if_any()
+    if not rows and collector.count == before:
         raise UserError(f"{path}: the file is empty")
     return rows
 
@@ -108,9 +135,14 @@ def validate_rows(
     model: type[Model],
     *,
     id_of: Any = None,
+    collector: ErrorCollector | None = None,
 ) -> list[tuple[int, Model]]:
-    """Validate every row against `model`; optionally refuse duplicate ids."""
-    collector = ErrorCollector(path)
+    """Validate every row against `model`; optionally refuse duplicate ids.
+
+    Raises on any bad row, unless a shared `collector` is given (the caller raises).
+    """
+    shared = collector is not None
+    collector = collector if collector is not None else ErrorCollector(path)
     valid: list[tuple[int, Model]] = []
     seen: dict[Any, int] = {}
     for number, value in rows:
@@ -129,5 +161,6 @@ def validate_rows(
                 continue
             seen[identity] = number
         valid.append((number, item))
-    collector.raise_if_any()
+    if not shared:
+        collector.raise_if_any()
     return valid

@@ -165,13 +165,15 @@ class LocalLlamaBackend:
         finally:
             self._gate.release(finished)
         usage = result.get("usage") or {}
+        counted = Usage(
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
+        self.stats.add_usage(counted)
         return Completion(
             text=choice["message"].get("content") or "",
             finish_reason=choice.get("finish_reason"),
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
-            ),
+            usage=counted,
             reported_model=self.model_path.name,
             sent_params=fields,
             latency_s=round(time.monotonic() - started, 4),

@@ -7,7 +7,7 @@ import re
 import time
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_after_delay
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
 
 from turnbench.backends.base import BackendStats
 from turnbench.backends.retry import (
@@ -57,7 +57,8 @@ class OpenAICompatBackend:
         self.stats = BackendStats()
         self._policy = policy
         self._secret = api_key or ""
-        self._semaphore = asyncio.Semaphore(max(1, concurrency))
+        self.concurrency = max(1, concurrency)  # requests in flight at most
+        self._semaphore = asyncio.Semaphore(self.concurrency)
         self._fatal: FatalBackendError | None = None
         self._reasoning = token_param == "max_completion_tokens" or (
             token_param == "auto" and is_reasoning_model(model_name)
@@ -71,6 +72,7 @@ class OpenAICompatBackend:
         self._base_url = str(self._client.base_url)
 
     def _redact(self, text: str) -> str:
+        """Remove the key from a server's text (before shortening, so no prefix survives)."""
         if self._secret and len(self._secret) >= 4:
             text = text.replace(self._secret, "***")
         return text
@@ -93,8 +95,9 @@ class OpenAICompatBackend:
         started = time.monotonic()
         attempts = 0
         retrying = AsyncRetrying(
+            # stop_before_delay: no attempt starts, and no backoff sleeps, past the deadline
             stop=stop_after_attempt(self._policy.max_attempts)
-            | stop_after_delay(self._policy.max_total_seconds),
+            | stop_before_delay(self._policy.max_total_seconds),
             wait=BackoffWait(self._policy),
             retry=retry_if_exception_type(TransientError),
             reraise=True,
@@ -115,6 +118,7 @@ class OpenAICompatBackend:
             self.stats.failures += 1
             raise RequestFailedError(error.message, attempts) from None
         completion.attempts = attempts
+        self.stats.add_usage(completion.usage)
         completion.latency_s = round(time.monotonic() - started, 4)
         completion.sent_params = fields
         return completion
@@ -138,7 +142,7 @@ class OpenAICompatBackend:
                 )
             except openai.APIStatusError as error:
                 status = error.status_code
-                detail = self._redact(_short(error.message))
+                detail = _short(self._redact(error.message))
                 if status in FATAL_STATUS:
                     self._fatal = FatalBackendError(
                         _fatal_message(self.spec, self._base_url, status, detail)
@@ -153,10 +157,12 @@ class OpenAICompatBackend:
                 raise TransientError(f"timed out after {self._policy.request_timeout:g}s") from None
             except openai.APIConnectionError as error:
                 raise TransientError(
-                    f"connection error: {self._redact(_short(str(error)))}"
+                    f"connection error: {_short(self._redact(str(error)))}"
                 ) from None
             except (openai.APIResponseValidationError, ValueError) as error:
-                raise TransientError(f"malformed response: {_short(str(error))}") from None
+                raise TransientError(
+                    f"malformed response: {_short(self._redact(str(error)))}"
+                ) from None
         return self._to_completion(response)
 
     @staticmethod

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from turnbench.config import RunConfig, SamplingConfig
 from turnbench.judging.reask import Followup, followup
 from turnbench.runner import RunContext
-from turnbench.types import JudgmentRecord, LogRecord, RequestParams
+from turnbench.types import JudgmentRecord, LogRecord, Message, RequestParams, SampleId
 
 Job = Callable[[], Awaitable[None]]
 CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
@@ -96,6 +96,42 @@ class Benchmark(ABC):
 
     def rating_followup(self) -> Followup:
         return followup("rating")
+
+    #: registry names of the rating parser for `--parser strict` and `--parser compat`
+    PARSERS: ClassVar[dict[str, str]]
+
+    @property
+    def parser_name(self) -> str:
+        return self.PARSERS[self.settings.parser]
+
+    async def rate(
+        self,
+        ctx: RunContext,
+        *,
+        key: str,
+        model: str,
+        sample_id: SampleId,
+        turn: int,
+        prompt_name: str,
+        messages: list[Message],
+        meta: dict[str, Any],
+    ) -> JudgmentRecord | None:
+        """One single-grading judgment with this run's judge, parser and re-ask settings."""
+        return await ctx.judgment(
+            key=key,
+            judge=self.settings.judge,
+            model=model,
+            sample_id=sample_id,
+            turn=turn,
+            prompt_name=prompt_name,
+            messages=messages,
+            params=self.settings.judge_params(),
+            parser=self.parser_name,
+            max_reasks=self.settings.max_reasks,
+            followup=self.rating_followup(),
+            reask_params=self.settings.reask_params(),
+            meta=meta,
+        )
 
     # -- planning --------------------------------------------------------------------------
     @abstractmethod

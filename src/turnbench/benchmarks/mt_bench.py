@@ -28,17 +28,22 @@ from turnbench.benchmarks.mt_bench_data import (
     REFERENCES,
     JudgePrompt,
     Question,
-    answer_files,
     load_answer_set,
     load_judge_prompts,
     load_questions,
     load_references,
 )
+from turnbench.benchmarks.run_answers import (
+    answer_sources,
+    is_run_dir,
+    load_run_answer_sets,
+)
 from turnbench.config import RunConfig
 from turnbench.data import sha256_file
 from turnbench.errors import UserError
+from turnbench.judging.fastchat_prompts import judge_request, reference_fields
 from turnbench.runner import RunContext
-from turnbench.scoring import bootstrap_mean_ci, mean
+from turnbench.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
 from turnbench.types import AnswerRecord, LogRecord, Message, RequestParams
 
 CATEGORY_TEMPERATURE = {
@@ -75,8 +80,6 @@ def render_single_judgment(
     """The exact request FastChat sends: [system, user], template filled by str.format."""
     if turn == 1:
         fields = {"question": question.turns[0], "answer": answers[0]}
-        if references is not None:
-            fields["ref_answer_1"] = references[0]
     else:
         fields = {
             "question_1": question.turns[0],
@@ -84,13 +87,7 @@ def render_single_judgment(
             "answer_1": answers[0],
             "answer_2": answers[1],
         }
-        if references is not None:
-            fields["ref_answer_1"] = references[0]
-            fields["ref_answer_2"] = references[1]
-    return [
-        {"role": "system", "content": prompt.system_prompt},
-        {"role": "user", "content": prompt.prompt_template.format(**fields)},
-    ]
+    return judge_request(prompt, fields | reference_fields(references, turn))
 
 
 def answer_messages(
@@ -105,6 +102,10 @@ def answer_messages(
         messages.append({"role": "assistant", "content": previous[index]})
     messages.append({"role": "user", "content": question.turns[turn - 1]})
     return messages
+
+
+def _as_list(interval: tuple[float, float] | None) -> list[float] | None:
+    return list(interval) if interval else None
 
 
 def answer_key(model: str, question_id: int, turn: int) -> str:
@@ -130,6 +131,7 @@ def select_questions(questions: list[Question], limit: int | None) -> list[Quest
 
 class MTBench(Benchmark):
     name = "mt-bench"
+    PARSERS = PARSER_NAMES
     dataset = "mt-bench"
     description = "MT-Bench: 80 two-turn questions in 8 categories, graded 1-10 by a judge"
 
@@ -161,10 +163,6 @@ class MTBench(Benchmark):
             raise UserError(f"unknown parser {settings.parser!r} (use strict or compat)")
 
     # -- settings --------------------------------------------------------------------------
-    @property
-    def parser_name(self) -> str:
-        return PARSER_NAMES[self.settings.parser]
-
     def prompt_versions(self) -> dict[str, str]:
         versions = {
             "judge_prompts": "fastchat:"
@@ -208,19 +206,14 @@ class MTBench(Benchmark):
         messages = render_single_judgment(
             self.prompts[name], question, answers, self._references_for(question), turn
         )
-        await ctx.judgment(
+        await self.rate(
+            ctx,
             key=judgment_key(self.settings.judge, model, question.question_id, turn),
-            judge=self.settings.judge,
             model=model,
             sample_id=question.question_id,
             turn=turn,
             prompt_name=name,
             messages=messages,
-            params=self.settings.judge_params(),
-            parser=self.parser_name,
-            max_reasks=self.settings.max_reasks,
-            followup=self.rating_followup(),
-            reask_params=self.settings.reask_params(),
             meta={"category": question.category},
         )
 
@@ -320,11 +313,19 @@ class MTBench(Benchmark):
         return estimate
 
     def load_answers(self, path: Path) -> list[AnswerSet]:
+        """FastChat answer files and/or earlier turnbench run directories."""
         planned = [q.question_id for q in self.planned]
-        sets = [load_answer_set(p, self.by_id, planned) for p in answer_files(path)]
+        turns_of = {q.question_id: len(q.turns) for q in self.questions}
+        sets: list[AnswerSet] = []
+        for source in answer_sources(path):
+            if is_run_dir(source):
+                sets.extend(load_run_answer_sets(source, turns_of, planned))
+            else:
+                sets.append(load_answer_set(source, self.by_id, planned))
         names = [s.model for s in sets]
         if len(set(names)) != len(names):
-            raise UserError(f"{path}: two answer files name the same model")
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
         return sets
 
     # -- results ---------------------------------------------------------------------------
@@ -371,6 +372,8 @@ class MTBench(Benchmark):
         for question, _, score in scored:
             per_question[question.question_id].append(score)
         interval = bootstrap_mean_ci(list(per_question.values()))
+        turn_cis = bootstrap_group_cis((str(t), q.question_id, s) for q, t, s in scored)
+        category_cis = bootstrap_group_cis((q.category, q.question_id, s) for q, _, s in scored)
         answers = [r for r in records if isinstance(r, AnswerRecord) and r.model == model]
         return {
             "benchmark": self.name,
@@ -380,7 +383,9 @@ class MTBench(Benchmark):
             "overall": mean(s for _, _, s in scored),
             "overall_ci95": list(interval) if interval else None,
             "by_turn": by_turn,
+            "by_turn_ci95": {t: _as_list(turn_cis.get(t)) for t in by_turn},
             "by_category": by_category,
+            "by_category_ci95": {c: _as_list(category_cis.get(c)) for c in categories},
             "by_category_turn": by_category_turn,
             "counts": {
                 "expected": expected,

@@ -59,8 +59,12 @@ def load_questions(path: Path) -> list[Question]:
     return [question for _, question in rows]
 
 
-def load_answer_rows(path: Path) -> list[tuple[int, AnswerRow]]:
-    return validate_rows(path, read_jsonl(path), AnswerRow, id_of=lambda a: a.question_id)
+def load_answer_rows(
+    path: Path, collector: ErrorCollector | None = None
+) -> list[tuple[int, AnswerRow]]:
+    """Well-formed rows; with a shared `collector`, bad rows are added to it, not raised."""
+    rows = read_jsonl(path, collector)
+    return validate_rows(path, rows, AnswerRow, id_of=lambda a: a.question_id, collector=collector)
 
 
 def load_judge_prompts(path: Path) -> dict[str, JudgePrompt]:
@@ -71,7 +75,7 @@ def load_judge_prompts(path: Path) -> dict[str, JudgePrompt]:
 def load_references(path: Path, questions: dict[int, Question]) -> dict[int, list[str]]:
     collector = ErrorCollector(path)
     references: dict[int, list[str]] = {}
-    for line, row in load_answer_rows(path):
+    for line, row in load_answer_rows(path, collector):
         if row.question_id not in questions:
             collector.add(line, f"question_id {row.question_id} is not an MT-Bench question")
             continue
@@ -95,7 +99,14 @@ def load_answer_set(path: Path, questions: dict[int, Question], planned: list[in
     """One FastChat answer file; the model is named after the file (FastChat's rule)."""
     collector = ErrorCollector(path)
     answers: dict[int, list[str]] = {}
-    for line, row in load_answer_rows(path):
+    rows = load_answer_rows(path, collector)
+    if rows and not any(row.question_id in questions for _, row in rows):
+        collector.add(
+            None,
+            "none of its question_ids is an MT-Bench question (ids are 81-160): is it an "
+            "answer file of another benchmark?",
+        )
+    for line, row in rows:
         question = questions.get(row.question_id)
         if question is None:
             collector.add(

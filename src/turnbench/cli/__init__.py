@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import sys
 
-from turnbench.cli import data_cmd, run_cmd  # noqa: F401  (they register their commands)
+from turnbench.cli import (  # noqa: F401  (they register their commands)
+    agreement_cmd,
+    data_cmd,
+    rank_cmd,
+    report_cmd,
+    run_cmd,
+)
 from turnbench.cli.app import app
 from turnbench.errors import UserError
 
@@ -16,6 +22,9 @@ from turnbench.errors import UserError
 def main() -> None:
     try:
         app()
+    except KeyboardInterrupt:  # before a run installs its own handler: nothing to clean up
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
     except UserError as error:
         from rich.console import Console
         from rich.markup import escape

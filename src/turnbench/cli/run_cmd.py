@@ -125,14 +125,21 @@ AllowNewJudge = Annotated[
     typer.Option("--allow-new-judge", help="Resume with a different judge, keeping old judgments."),
 ]
 MaxRequests = Annotated[
-    int | None, typer.Option("--max-requests", min=1, help="Stop cleanly after this many requests.")
+    int | None,
+    typer.Option(
+        "--max-requests",
+        min=1,
+        help="Start at most this many answers and judgments in this invocation (their retries "
+        "and re-asks included), let them finish, then stop cleanly; re-run to continue.",
+    ),
 ]
 MaxTokensTotal = Annotated[
     int | None,
     typer.Option(
         "--max-tokens-total",
         min=1,
-        help="Stop cleanly after this many tokens (prompt + completion, all endpoints).",
+        help="Start no new request once this invocation has logged this many tokens (prompt + "
+        "completion, all endpoints); requests in flight finish, then the run stops cleanly.",
     ),
 ]
 RequestTimeout = Annotated[

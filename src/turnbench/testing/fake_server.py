@@ -37,6 +37,8 @@ FAULTS = (
     "non-json",
     "empty-choices",
 )
+# Valid replies cut short: they change the content, so they are not in the default mix.
+SOFT_FAULTS = ("length",)
 
 
 @dataclass
@@ -98,6 +100,8 @@ class FakeServer:
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
         self.counts: Counter[str] = Counter()
+        self.outcomes: list[str] = []  # per received request: "200", "429", "hang", ...
+        self.usage: dict[str, Counter[str]] = {}  # model -> tokens reported in full replies
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -171,6 +175,7 @@ class FakeServer:
             ConnectionError,
             asyncio.LimitOverrunError,
             ValueError,
+            asyncio.CancelledError,  # stop() cancels open (e.g. hung) connections
         ):
             pass
         finally:
@@ -243,6 +248,8 @@ class FakeServer:
             return Reply(status=429, headers={"Retry-After": "0"})
         if fault in ("500", "502", "503"):
             return Reply(status=int(fault))
+        if fault == "length":
+            return Reply(content=content[: max(1, len(content) // 2)], finish_reason="length")
         return Reply(content=content, action=fault)
 
     async def _chat(
@@ -261,6 +268,7 @@ class FakeServer:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             with self._lock:
                 self.counts["401"] += 1
+                self.outcomes.append("401")
             return await self._send(
                 writer,
                 401,
@@ -277,8 +285,14 @@ class FakeServer:
         delay = reply.delay or self.latency
         if delay:
             await asyncio.sleep(delay)
+        outcome = reply.action if reply.action != "respond" else str(reply.status)
+        if outcome == "429" and any(h.lower() == "retry-after" for h in reply.headers):
+            outcome = "429-retry-after"
+        if outcome == "200" and reply.finish_reason != "stop":
+            outcome = reply.finish_reason
         with self._lock:
-            self.counts[reply.action if reply.action != "respond" else str(reply.status)] += 1
+            self.counts[outcome] += 1
+            self.outcomes.append(outcome)
         if reply.action == "reset":
             transport = writer.transport
             sock = transport.get_extra_info("socket")
@@ -321,6 +335,11 @@ class FakeServer:
             },
         }
         payload = json.dumps(completion).encode()
+        if reply.action == "respond":
+            with self._lock:
+                tally = self.usage.setdefault(str(completion["model"]), Counter())
+                tally["prompt_tokens"] += completion["usage"]["prompt_tokens"]
+                tally["completion_tokens"] += completion["usage"]["completion_tokens"]
         if reply.action == "non-json":
             return await self._send(writer, 200, b"<html>502 upstream hiccup</html>")
         if reply.action == "truncated":

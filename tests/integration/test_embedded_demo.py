@@ -1,0 +1,44 @@
+"""The embedded default, exactly as a new user runs it: `turnbench run` with no flags.
+
+SmolLM2-135M answers one MT-Bench question per category (in-process llama.cpp) and judges
+itself. Its judgments are mostly unparseable, which the run must record honestly as final
+outcomes: the run is complete and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_runs_the_embedded_model_end_to_end(env, tmp_path):
+    done = run_cli(["run"], env, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = Path(env["XDG_DATA_HOME"]) / "turnbench" / "runs" / "demo"
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["model"] == "local/smollm2" and results["judge"] == "local/smollm2"
+    assert results["complete"] is True
+    counts = results["counts"]
+    assert counts["expected"] == 16 and counts["answers"] == 16
+    assert counts["judged"] + counts["failed"] == 16 and counts["pending"] == 0
+    assert "smoke test" in results["judge_warning"] and "smoke test" in done.stdout
+    # the demo's caps are recorded as provenance
+    provenance = results["provenance"]
+    assert provenance["demo"] is True and provenance["max_reasks"] == 1
+    assert provenance["answer_sampling"]["max_tokens"] == 256
+    assert provenance["judge_sampling"]["max_tokens"] == 256
+    records = [json.loads(line) for line in (run_dir / "log.jsonl").open()]
+    answers = [r for r in records if r["kind"] == "answer"]
+    assert all(r["reported_model"].endswith(".gguf") for r in answers)
+    assert all(0 < r["usage"]["completion_tokens"] <= 256 for r in answers)
+    assert all(r["text"].strip() for r in answers)  # the model really produced text
+    # a second run resumes: nothing left to do, same results
+    again = run_cli(["run"], env, timeout=300)
+    assert again.returncode == 0
+    assert json.loads((run_dir / "results.json").read_text())["counts"] == counts
