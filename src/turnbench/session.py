@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,7 +17,7 @@ from rich.markup import escape
 from turnbench import __version__
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.benchmarks import Settings, benchmark_class
-from turnbench.benchmarks.base import AnswerSet, Benchmark
+from turnbench.benchmarks.base import AnswerSet, Benchmark, Plan, SinglePlan
 from turnbench.config import RunConfig, check_resume
 from turnbench.data import DataLocator
 from turnbench.errors import FatalBackendError, UserError
@@ -26,9 +26,6 @@ from turnbench.runlog import RunLog
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import ConfigRecord
-
-if TYPE_CHECKING:
-    from turnbench.benchmarks.mt_bench_pairwise import MTBenchPairwise
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -70,10 +67,9 @@ class Session:
     def __init__(self, request: RunRequest, console: Console) -> None:
         self.request = request
         self.console = console
-        self.pairwise: MTBenchPairwise | None = None  # set by prepare() for pairwise judging
 
     # -- preparation (validates everything, writes nothing) -------------------------------
-    def prepare(self) -> tuple[Benchmark, list[AnswerSet], RunConfig]:
+    def prepare(self) -> tuple[Benchmark, Plan, RunConfig]:
         request = self.request
         judge_spec = parse_spec(request.judge, "--judge")
         if request.mode == "run":
@@ -90,12 +86,15 @@ class Session:
             if request.answers is None:
                 raise UserError("--answers is required")
             answer_sets = benchmark.load_answers(request.answers)
-        if request.judging != "single":
+        plan: Plan
+        if request.judging == "single":
+            plan = SinglePlan(benchmark, request.mode, request.model, answer_sets)
+        else:
             from turnbench.benchmarks.mt_bench_pairwise import pairwise_plan
 
             if request.mode != "judge":
                 raise UserError(f"--mode {request.judging} is only available for turnbench judge")
-            self.pairwise = pairwise_plan(
+            plan = pairwise_plan(
                 benchmark, request.judging, request.settings.options.get("baseline"), answer_sets
             )
         settings = request.settings
@@ -110,13 +109,8 @@ class Session:
             max_reasks=settings.max_reasks,
             answer_sampling=settings.answer_sampling if request.mode == "run" else None,
             judge_sampling=settings.judge_sampling,
-            options={
-                **benchmark.config_options(),
-                **(self.pairwise.config_options() if self.pairwise else {}),
-            },
-            prompt_versions=(
-                self.pairwise.prompt_versions() if self.pairwise else benchmark.prompt_versions()
-            ),
+            options={**benchmark.config_options(), **plan.config_options()},
+            prompt_versions=plan.prompt_versions(),
             data_sha256=dict(sorted(locator.checksums.items())),
             reference_sha256=benchmark.reference_sha256(),
             answers_sha256={s.model: s.sha256 for s in answer_sets},
@@ -128,7 +122,7 @@ class Session:
             },
             concurrency=request.model_options.concurrency,
         )
-        return benchmark, answer_sets, config
+        return benchmark, plan, config
 
     def build_backends(self) -> tuple[Backend | None, Backend]:
         request = self.request
@@ -142,20 +136,15 @@ class Session:
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> int:
-        benchmark, answer_sets, config = self.prepare()
+        benchmark, plan, config = self.prepare()
         if self.request.dry_run:
-            self.print_estimate(benchmark, config, len(answer_sets) or 1)
+            self.print_estimate(plan, config)
             return EXIT_OK
         model_backend, judge_backend = self.build_backends()
         warning = judge_warning(config.judge)
         with RunLog(self.request.out, warn=self._warn) as log:
             self._record_config(log, config)
-            models = [config.model] if config.mode == "run" else config.models
-            planned = (
-                self.pairwise.planned_keys()
-                if self.pairwise
-                else benchmark.planned_keys(config.mode, [m for m in models if m])
-            )
+            planned = plan.planned_keys()
             progress = self._progress({"answers": model_backend, "judgments": judge_backend})
             ctx = RunContext(
                 log,
@@ -164,15 +153,7 @@ class Session:
                 budget=self.request.budget,
                 progress=progress,
             )
-            if config.mode == "run":
-                assert config.model is not None
-                jobs = benchmark.run_jobs(ctx, config.model)
-            else:
-                jobs = (
-                    self.pairwise.jobs(ctx, answer_sets)
-                    if self.pairwise
-                    else benchmark.judge_jobs(ctx, answer_sets)
-                )
+            jobs = plan.jobs(ctx)
             progress.start(
                 {s: len(k) for s, k in planned.items()},
                 {s: len(k & ctx.done.keys()) for s, k in planned.items()},
@@ -265,12 +246,10 @@ class Session:
         if not results["complete"]:
             self.console.print("Re-run the same command to resume; finished work is kept.")
 
-    def print_estimate(self, benchmark: Benchmark, config: RunConfig, models: int) -> None:
+    def print_estimate(self, plan: Plan, config: RunConfig) -> None:
         from rich.table import Table
 
-        estimate = (
-            self.pairwise.estimate() if self.pairwise else benchmark.estimate(config.mode, models)
-        )
+        estimate = plan.estimate()
         table = Table(
             title=f"Dry run: {config.benchmark} (nothing will be sent)", title_justify="left"
         )

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from turnbench.config import RunConfig, SamplingConfig
 from turnbench.judging.reask import Followup, followup
@@ -172,3 +172,52 @@ def final_judgments(records: list[LogRecord], judge: str, model: str) -> dict[st
         if isinstance(record, JudgmentRecord) and record.judge == judge and record.model == model:
             latest[record.key] = record
     return latest
+
+
+class Plan(Protocol):
+    """What one invocation will do: its work, its identity for resuming, its estimate.
+
+    Single grading (`SinglePlan`) and pairwise judging (`MTBenchPairwise`) both provide it,
+    so the session runs either without knowing which.
+    """
+
+    def prompt_versions(self) -> dict[str, str]: ...
+
+    def config_options(self) -> dict[str, Any]: ...
+
+    def planned_keys(self) -> dict[str, set[str]]: ...
+
+    def jobs(self, ctx: RunContext) -> list[Job]: ...
+
+    def estimate(self) -> PlanEstimate: ...
+
+
+class SinglePlan:
+    """Single-answer grading: generate and judge (`run`), or judge answer files (`judge`)."""
+
+    def __init__(
+        self, benchmark: Benchmark, mode: str, model: str | None, answer_sets: list[AnswerSet]
+    ) -> None:
+        self.benchmark = benchmark
+        self.mode = mode
+        self.model = model
+        self.answer_sets = answer_sets
+        self.models = [model] if mode == "run" and model else [s.model for s in answer_sets]
+
+    def prompt_versions(self) -> dict[str, str]:
+        return self.benchmark.prompt_versions()
+
+    def config_options(self) -> dict[str, Any]:
+        return self.benchmark.config_options()
+
+    def planned_keys(self) -> dict[str, set[str]]:
+        return self.benchmark.planned_keys(self.mode, self.models)
+
+    def jobs(self, ctx: RunContext) -> list[Job]:
+        if self.mode == "run":
+            assert self.model is not None
+            return self.benchmark.run_jobs(ctx, self.model)
+        return self.benchmark.judge_jobs(ctx, self.answer_sets)
+
+    def estimate(self) -> PlanEstimate:
+        return self.benchmark.estimate(self.mode, len(self.models) or 1)

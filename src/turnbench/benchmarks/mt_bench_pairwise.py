@@ -170,8 +170,8 @@ class MTBenchPairwise:
             },
         )
 
-    def jobs(self, ctx: RunContext, answer_sets: list[AnswerSet]) -> list[Job]:
-        by_model = {s.model: s for s in answer_sets}
+    def jobs(self, ctx: RunContext) -> list[Job]:
+        by_model = {s.model: s for s in self.answer_sets}
         games_of: dict[int, list[Game]] = defaultdict(list)
         for game in self.games():
             games_of[game.question.question_id].append(game)
