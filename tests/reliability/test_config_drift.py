@@ -145,3 +145,36 @@ def test_allow_new_judge_keeps_old_judgments_and_reports_the_new_judge(
     assert now["judge"] == "openai/judge-two" and now["complete"]
     assert now["overall"] == 9.0 and old["overall"] != 9.0
     assert now["usage"]["model"] == old["usage"]["model"]
+
+
+def test_judge_mode_refuses_a_changed_answer_file(server: FakeServer, tmp_path: Path):
+    """Judgments of old answers must not be mixed with new answers under one model name."""
+    data = shared_data_dir()
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    source = data / "mt_bench/model_answer/alpaca-13b.jsonl"
+    shutil.copy(source, answers / "alpaca-13b.jsonl")
+    out = tmp_path / "judged"
+    env = cli_env(data, tmp_path)
+    args = [
+        "judge",
+        "--answers",
+        str(answers),
+        "--judge",
+        JUDGE_SPEC,
+        "--judge-base-url",
+        server.base_url,
+        "--out",
+        str(out),
+        "--limit",
+        "1",
+    ]
+    assert run_cli(args, env).returncode == 0
+    sent = len(server.requests)
+    rows = [json.loads(line) for line in source.read_text().splitlines()]
+    rows[0]["choices"][0]["turns"][0] = "A different answer."
+    (answers / "alpaca-13b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    again = run_cli(args, env)
+    assert again.returncode == 2
+    assert "answers of alpaca-13b: the answer file changed" in again.stderr
+    assert len(server.requests) == sent

@@ -25,6 +25,20 @@ def resolve_base_url(explicit: str | None) -> str | None:
     return explicit or os.environ.get("OPENAI_BASE_URL") or None
 
 
+def display_url(url: str | None) -> str | None:
+    """A base URL safe to record or show: credentials in it (user:password@) are removed."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=f"***@{netloc}"))
+
+
 def make_backend(
     spec: ModelSpec, options: BackendOptions, cache: dict[tuple, Backend] | None = None
 ) -> Backend:

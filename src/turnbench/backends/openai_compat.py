@@ -10,6 +10,7 @@ from typing import Any
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
 
 from turnbench.backends.base import BackendStats
+from turnbench.backends.factory import display_url
 from turnbench.backends.retry import (
     FATAL_STATUS,
     BackoffWait,
@@ -69,7 +70,7 @@ class OpenAICompatBackend:
             max_retries=0,
             timeout=policy.request_timeout,
         )
-        self._base_url = str(self._client.base_url)
+        self._base_url = display_url(str(self._client.base_url)) or ""
 
     def _redact(self, text: str) -> str:
         """Remove the key from a server's text (before shortening, so no prefix survives)."""
