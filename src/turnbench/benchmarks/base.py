@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from turnbench.config import RunConfig, SamplingConfig
+from turnbench.errors import UserError
 from turnbench.judging.reask import Followup, followup
 from turnbench.runner import RunContext
 from turnbench.types import JudgmentRecord, LogRecord, Message, RequestParams, SampleId
@@ -163,6 +164,15 @@ class Benchmark(ABC):
     def render_table(self, results: dict[str, Any]) -> Any:
         """A rich renderable of one model's results."""
         raise NotImplementedError
+
+
+def require_distinct_models(path: Path, sets: list[AnswerSet]) -> list[AnswerSet]:
+    """Two answer sources under one model name would silently merge; refuse them."""
+    names = [s.model for s in sets]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
+    return sets
 
 
 def final_judgments(records: list[LogRecord], judge: str, model: str) -> dict[str, JudgmentRecord]:

@@ -21,6 +21,7 @@ from turnbench.benchmarks.base import (
     Job,
     PlanEstimate,
     final_judgments,
+    require_distinct_models,
 )
 from turnbench.benchmarks.mt_bench_data import (
     JUDGE_PROMPTS,
@@ -322,11 +323,7 @@ class MTBench(Benchmark):
                 sets.extend(load_run_answer_sets(source, turns_of, planned))
             else:
                 sets.append(load_answer_set(source, self.by_id, planned))
-        names = [s.model for s in sets]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
-        return sets
+        return require_distinct_models(path, sets)
 
     # -- results ---------------------------------------------------------------------------
     def model_results(

@@ -24,6 +24,7 @@ from turnbench.benchmarks.base import (
     PlanEstimate,
     Settings,
     final_judgments,
+    require_distinct_models,
 )
 from turnbench.benchmarks.mt_bench_101_data import (
     DIALOGUES,
@@ -340,11 +341,7 @@ class MTBench101(Benchmark):
                 sets.extend(load_run_answer_sets(source, self.by_id, planned))
             else:
                 sets.append(load_answer_set(source, self.by_id, self.skip_first, planned))
-        names = [s.model for s in sets]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
-        return sets
+        return require_distinct_models(path, sets)
 
     # -- results ---------------------------------------------------------------------------
     def model_results(
