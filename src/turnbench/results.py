@@ -92,11 +92,18 @@ def build_results(
 
         return {**common, **pairwise_results(benchmark, config, records)}
     models = {name: benchmark.model_results(records, config, name) for name in config.models}
-    results = {
-        **common,
-        "complete": all(m["complete"] for m in models.values()),
-        "models": models,
-    }
+    results: dict[str, Any] = {}
+    if len(models) == 1:
+        # One model: its object also stands at the top level, shaped like a `run` result,
+        # so either reading of "the same object" finds it; `models` stays authoritative.
+        results.update(next(iter(models.values())))
+    results.update(
+        {
+            **common,
+            "complete": all(m["complete"] for m in models.values()),
+            "models": models,
+        }
+    )
     if len(config.models) >= 2:
         results["ranking"] = single_grading_ranking(benchmark, config, records)
     return results
