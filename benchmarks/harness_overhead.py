@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +25,7 @@ from turnbench.backends.retry import RetryPolicy
 from turnbench.judging.reask import followup
 from turnbench.runlog import RunLog
 from turnbench.runner import RunContext, execute
+from turnbench.testing.fake_server import spawn
 from turnbench.types import RequestParams
 
 PARAMS = RequestParams(temperature=0.0, max_tokens=2048, n=1)
@@ -45,31 +44,6 @@ def messages(index: int) -> list[dict]:
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TEMPLATE.format(question=f"Question {index}?", answer=answer)},
     ]
-
-
-def start_server(latency: float, workdir: Path) -> tuple[subprocess.Popen, str]:
-    port_file = workdir / "port"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "turnbench.testing.fake_server",
-            "--port-file",
-            str(port_file),
-            "--latency",
-            str(latency),
-            "--no-record",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while not port_file.exists():
-        if time.monotonic() > deadline:
-            server.kill()
-            raise RuntimeError("fake server did not start")
-        time.sleep(0.02)
-    return server, f"http://127.0.0.1:{port_file.read_text()}/v1"
 
 
 async def bare_loop(base_url: str, count: int, concurrency: int) -> None:
@@ -143,7 +117,7 @@ def main() -> None:
     ideal = n * latency / concurrency
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        server, base_url = start_server(latency, workdir)
+        server, base_url = spawn(latency, workdir)
         try:
             measure("warm-up", bare_loop(base_url, 200, concurrency))
             bare, runner = [], []

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from turnbench.testing.fake_server import spawn
+
 REPO = Path(__file__).resolve().parent.parent
 JUDGE_MODEL = "judge-model"
 
@@ -60,29 +62,6 @@ def bare_main(requests_file: Path, base_url: str, concurrency: int) -> None:
 
 
 # -- setup ---------------------------------------------------------------------------------
-def start_server(latency: float, workdir: Path) -> tuple[subprocess.Popen, str]:
-    port_file = workdir / "port"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "turnbench.testing.fake_server",
-            "--port-file",
-            str(port_file),
-            "--latency",
-            str(latency),
-            "--no-record",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while not port_file.exists():
-        if time.monotonic() > deadline or server.poll() is not None:
-            server.kill()
-            raise SystemExit("the fake server did not start")
-        time.sleep(0.05)
-    return server, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 
 def write_inputs(data_dir: Path, workdir: Path) -> tuple[Path, Path, int]:
@@ -219,7 +198,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tb101-overhead-") as tmp:
         workdir = Path(tmp)
         answers, requests, n = write_inputs(args.data_dir, workdir)
-        server, base_url = start_server(args.latency, workdir)
+        server, base_url = spawn(args.latency, workdir)
         try:
             ours: list[float] = []
             bare: list[float] = []

@@ -17,6 +17,8 @@ import contextlib
 import hashlib
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -353,6 +355,34 @@ class FakeServer:
 
 def _approx_tokens(request: dict[str, Any]) -> int:
     return sum(len(str(m.get("content", ""))) for m in request.get("messages") or []) // 4
+
+
+def spawn(latency: float, workdir: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """Start the server as its own process (so its CPU is not the caller's) on a free port;
+    returns the process and its base URL. The caller terminates the process."""
+    port_file = workdir / "fake-server.port"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "turnbench.testing.fake_server",
+            "--port-file",
+            str(port_file),
+            "--latency",
+            str(latency),
+            "--no-record",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not port_file.exists():
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise RuntimeError("the fake server did not start")
+        time.sleep(0.02)
+    return process, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 
 def main() -> None:
