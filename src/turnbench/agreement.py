@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from turnbench.errors import UserError
-from turnbench.textio import ErrorCollector, describe_validation_error, read_json
+from turnbench.textio import ErrorCollector, read_json, validate_row
 
 Outcome = Literal["model_1", "model_2", "tie"]  # relative to the sorted pair
 SETUPS = ("S1", "S2")
@@ -145,13 +145,8 @@ def load_votes(path: Path) -> list[Vote]:
     collector = ErrorCollector(path)
     votes: list[Vote] = []
     for line, value in _rows(path):
-        if not isinstance(value, dict):
-            collector.add(line, f"expected a JSON object, got {type(value).__name__}")
-            continue
-        try:
-            raw = RawVote.model_validate(value)
-        except ValidationError as error:
-            collector.add(line, describe_validation_error(error))
+        raw = validate_row(collector, line, value, RawVote)
+        if raw is None:
             continue
         if raw.model_a == raw.model_b:
             collector.add(line, f"model_a and model_b are both {raw.model_a!r}")

@@ -129,6 +129,20 @@ def describe_validation_error(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def validate_row(
+    collector: ErrorCollector, line: int, value: Any, model: type[Model]
+) -> Model | None:
+    """One row against `model`; a problem is collected with its line and None returned."""
+    if not isinstance(value, dict):
+        collector.add(line, f"expected a JSON object, got {type(value).__name__}")
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        collector.add(line, describe_validation_error(error))
+        return None
+
+
 def validate_rows(
     path: Path,
     rows: Iterable[tuple[int, Any]],
@@ -146,13 +160,8 @@ def validate_rows(
     valid: list[tuple[int, Model]] = []
     seen: dict[Any, int] = {}
     for number, value in rows:
-        if not isinstance(value, dict):
-            collector.add(number, f"expected a JSON object, got {type(value).__name__}")
-            continue
-        try:
-            item = model.model_validate(value)
-        except ValidationError as error:
-            collector.add(number, describe_validation_error(error))
+        item = validate_row(collector, number, value, model)
+        if item is None:
             continue
         if id_of is not None:
             identity = id_of(item)

@@ -26,6 +26,7 @@ from turnbench.textio import (
     describe_validation_error,
     read_json,
     read_jsonl,
+    validate_row,
     validate_rows,
 )
 from turnbench.types import AnswerRecord
@@ -117,13 +118,8 @@ def load_answer_set(
     turns: dict[int, dict[int, str]] = {}
     seen: dict[tuple[int, int], int] = {}
     for line, value in read_jsonl(path, collector):
-        if not isinstance(value, dict):
-            collector.add(line, f"expected a JSON object, got {type(value).__name__}")
-            continue
-        try:
-            row = AnswerRow.model_validate(value)
-        except ValidationError as error:
-            collector.add(line, describe_validation_error(error))
+        row = validate_row(collector, line, value, AnswerRow)
+        if row is None:
             continue
         dialogue = dialogues.get(row.id)
         if dialogue is None:
