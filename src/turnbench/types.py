@@ -33,6 +33,25 @@ class Usage(BaseModel):
         )
 
 
+class ReplyConstraint(BaseModel):
+    """The shape a judge reply must end with, for backends that can constrain decoding.
+
+    A constrained reply is a bounded free-text explanation that never contains `open`, then
+    `lead` + `open` + one of `choices` + `close` and nothing after it, for example
+    "...The answer is correct.\nRating: [[7]]". Backends that cannot constrain decoding
+    (remote HTTP servers) ignore it; the parser still checks every reply.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["rating", "verdict"]
+    choices: tuple[str, ...]  # e.g. ("1", ..., "10") or ("A", "B", "C")
+    lead: str = "Rating: "
+    open: str = "[["
+    close: str = "]]"
+    max_explanation_chars: int = 600
+
+
 class RequestParams(BaseModel):
     """Sampling parameters of one request, exactly as the caller wants them sent.
 
@@ -46,6 +65,23 @@ class RequestParams(BaseModel):
     max_tokens: int | None = None
     n: int | None = 1
     extra: dict[str, Any] = Field(default_factory=dict)
+    # judge requests only: constrain the reply's shape (local backend), and ask for the
+    # log probabilities of the top alternatives at every generated token
+    constraint: ReplyConstraint | None = None
+    top_logprobs: int | None = None
+
+
+class TopLogprob(BaseModel):
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """One generated token, its log probability and the top alternatives at its position."""
+
+    token: str
+    logprob: float
+    top: list[TopLogprob] = Field(default_factory=list)
 
 
 class Completion(BaseModel):
@@ -57,6 +93,7 @@ class Completion(BaseModel):
     sent_params: dict[str, Any] = Field(default_factory=dict)
     attempts: int = 1
     latency_s: float = 0.0
+    logprobs: list[TokenLogprob] | None = None  # when requested and the server returned them
 
 
 def _now() -> float:

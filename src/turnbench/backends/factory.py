@@ -5,20 +5,35 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from turnbench.backends.base import Backend
 from turnbench.backends.retry import RetryPolicy
 from turnbench.errors import UserError
 from turnbench.specs import ModelSpec
 
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
 
 @dataclass(frozen=True)
 class BackendOptions:
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 8
+    """How one role (the model under test, or one judge) reaches its endpoints.
+
+    `base_urls`: empty = the default endpoint ($OPENAI_BASE_URL, else OpenAI); several =
+    replicas serving the same model. `api_key_env`: the variable named by
+    --model-api-key-env / --judge-api-key-env, or None when none was named.
+    """
+
+    role: str = "model"
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    concurrency: int | Literal["auto"] = 8
     token_param: str = "auto"
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def base_url(self) -> str | None:
+        return self.base_urls[0] if self.base_urls else None
 
 
 def resolve_base_url(explicit: str | None) -> str | None:
@@ -43,7 +58,8 @@ def make_backend(
     spec: ModelSpec, options: BackendOptions, cache: dict[tuple, Backend] | None = None
 ) -> Backend:
     base_url = resolve_base_url(options.base_url)
-    cache_key = (str(spec), base_url, options.api_key_env)
+    key_env = options.api_key_env or DEFAULT_KEY_ENV
+    cache_key = (str(spec), base_url, key_env)
     if cache is not None and cache_key in cache:
         return cache[cache_key]
     backend: Backend
@@ -54,10 +70,10 @@ def make_backend(
     elif spec.provider == "openai":
         from turnbench.backends.openai_compat import OpenAICompatBackend
 
-        api_key = os.environ.get(options.api_key_env)
+        api_key = os.environ.get(key_env)
         if not api_key and base_url is None:
             raise UserError(
-                f"{spec} needs an API key: set {options.api_key_env}, or point at a server "
+                f"{spec} needs an API key: set {key_env}, or point at a server "
                 "that needs none with --model-base-url / --judge-base-url or OPENAI_BASE_URL."
             )
         backend = OpenAICompatBackend(
@@ -65,7 +81,7 @@ def make_backend(
             spec.name,
             base_url=base_url,
             api_key=api_key,
-            concurrency=options.concurrency,
+            concurrency=options.concurrency if isinstance(options.concurrency, int) else 8,
             policy=options.policy,
             token_param=options.token_param,
         )

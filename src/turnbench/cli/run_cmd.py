@@ -37,7 +37,7 @@ JudgeBaseUrl = Annotated[
     typer.Option("--judge-base-url", help="Judge endpoint (default: $OPENAI_BASE_URL or OpenAI)."),
 ]
 JudgeKeyEnv = Annotated[
-    str, typer.Option("--judge-api-key-env", help="Variable holding the judge's API key.")
+    str | None, typer.Option("--judge-api-key-env", help="Variable holding the judge's API key.")
 ]
 Limit = Annotated[
     int | None,
@@ -213,11 +213,12 @@ def run(
         ),
     ] = None,
     model_api_key_env: Annotated[
-        str, typer.Option("--model-api-key-env", help="Variable holding the model's API key.")
-    ] = "OPENAI_API_KEY",
+        str | None,
+        typer.Option("--model-api-key-env", help="Variable holding the model's API key."),
+    ] = None,
     judge: Judge = None,
     judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
+    judge_api_key_env: JudgeKeyEnv = None,
     out: Out = None,
     limit: Limit = None,
     concurrency: Concurrency = 8,
@@ -339,14 +340,16 @@ def run(
             model=model,
             settings=settings,
             model_options=BackendOptions(
-                base_url=model_base_url,
+                role="model",
+                base_urls=(model_base_url,) if model_base_url else (),
                 api_key_env=model_api_key_env,
                 concurrency=concurrency,
                 token_param=model_token_param,
                 policy=policy,
             ),
             judge_options=BackendOptions(
-                base_url=judge_base_url,
+                role="judge",
+                base_urls=(judge_base_url,) if judge_base_url else (),
                 api_key_env=judge_api_key_env,
                 concurrency=judge_concurrency or concurrency,
                 token_param=judge_token_param,
@@ -376,7 +379,7 @@ def judge(
     ] = None,
     judge: Judge = None,
     judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = "OPENAI_API_KEY",
+    judge_api_key_env: JudgeKeyEnv = None,
     out: Out = None,
     mode: Annotated[
         Literal["single", "pairwise", "pairwise-all"],
@@ -452,7 +455,8 @@ def judge(
             judging=mode,
             settings=settings,
             judge_options=BackendOptions(
-                base_url=judge_base_url,
+                role="judge",
+                base_urls=(judge_base_url,) if judge_base_url else (),
                 api_key_env=judge_api_key_env,
                 concurrency=concurrency,
                 token_param=judge_token_param,
