@@ -176,7 +176,7 @@ def load_votes(path: Path) -> list[Vote]:
 
 def run_votes(run_dir: Path) -> list[Vote]:
     """The combined verdicts of a turnbench pairwise run, as votes of its judge spec."""
-    from turnbench.config import RunConfig
+    from turnbench.config import load_config
     from turnbench.judging.pairwise import logged_pairs
     from turnbench.runlog import LOG_NAME, read_records
     from turnbench.types import ConfigRecord
@@ -187,7 +187,7 @@ def run_votes(run_dir: Path) -> list[Vote]:
     configs = [r for r in records if isinstance(r, ConfigRecord)]
     if not configs:
         raise UserError(f"--run {run_dir}: the run log has no configuration record")
-    config = RunConfig.model_validate(configs[-1].config)
+    config = load_config(configs[-1].config, configs[-1].schema_version)
     if config.judging == "single":
         raise UserError(
             f"--run {run_dir}: a single-grading run; agreement needs a pairwise run "

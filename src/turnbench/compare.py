@@ -6,12 +6,11 @@ out. Intervals come from a seeded paired bootstrap that resamples samples with r
 within each category or task (every group keeps its size in every resample), which keeps
 the benchmark's own aggregate well defined (MT-Bench-101's overall is a mean of task means).
 
-How one sample is scored, and how samples make the overall, follows each benchmark's rules:
-- MT-Bench: a question's score is the mean over its turns scored in both runs; overall =
-  mean over questions (equal to the results' overall when nothing failed).
-- MT-Bench-101: a dialogue's score is the minimum over its judged turns, and only dialogues
-  complete in both runs with the same judged turns are paired; overall = mean of the task
-  means (the published definition).
+How one sample is scored, and how samples make the overall, follows the benchmark's own
+comparison rule (`Benchmark.comparison`): MT-Bench scores a question by the mean over its
+turns scored in both runs, overall = mean over questions; MT-Bench-101 scores a dialogue by
+the minimum over its judged turns, pairs only dialogues complete in both runs with the same
+judged turns, and overall = mean of the task means (the published definition).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from typing import Any, Literal
 
 from turnbench.config import describe_differences
 from turnbench.errors import UserError
-from turnbench.report.runs import Entry, Run, sample_sort_key
+from turnbench.rundir import Entry, Run, sample_sort_key
 
 Verdict = Literal["better", "worse", "no_change"]
 DEFAULT_RESAMPLES = 2000
@@ -39,15 +38,16 @@ class Rule:
     group_kind: str
 
 
-RULES: dict[str, Rule] = {
-    "mt-bench": Rule("mean", "mean", need_complete=False, group_kind="category"),
-    "mt-bench-101": Rule("min", "mean_of_groups", need_complete=True, group_kind="task"),
-}
 DEFAULT_RULE = Rule("mean", "mean", need_complete=False, group_kind="group")
 
 
-def rule_for(benchmark: str) -> Rule:
-    return RULES.get(benchmark, DEFAULT_RULE)
+def rule_for(run: Run) -> Rule:
+    """The comparison rule the run's benchmark declares (a default when it is unknown)."""
+    cls = run.benchmark_class
+    if cls is None:
+        return DEFAULT_RULE
+    rule = cls.comparison
+    return Rule(rule.combine, rule.overall, rule.need_complete, cls.group_kind)
 
 
 @dataclass
@@ -290,7 +290,7 @@ class Comparison:
 
     @property
     def group_kind(self) -> str:
-        return rule_for(self.benchmark).group_kind
+        return rule_for(self.base.run).group_kind
 
     def movers(self, top: int = 10) -> list[Pair]:
         ranked = sorted(self.pairs, key=lambda p: (-abs(p.delta), sample_sort_key(p.sample_id)))
@@ -363,7 +363,7 @@ def compare_entries(
     level: float = DEFAULT_LEVEL,
 ) -> Comparison:
     check_comparable(base, new)
-    rule = rule_for(base.run.benchmark)
+    rule = rule_for(base.run)
     pairs, skipped = pair_samples(sample_scores(base), sample_scores(new), rule)
     order = [
         str(key) for name in ("by_category", "by_task") for key in (base.results.get(name) or {})

@@ -1,8 +1,10 @@
 """The validated configuration of a run, and the rules for resuming a run directory.
 
 What goes into `identity()` decides what must not change between invocations on the same
-directory: anything that would make old answers or judgments invalid (model, judge, prompts,
-parser, sampling, data). Concurrency, limits, endpoints and budgets may change freely.
+directory: anything that would make old answers or judgments invalid (model, judges'
+sampling and parser, prompts, data). Concurrency, limits, endpoints and budgets may change
+freely; a different judge spec is a new judge (`--allow-new-judge` keeps the old one's
+judgments beside it).
 """
 
 from __future__ import annotations
@@ -10,33 +12,27 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from turnbench.errors import ConfigDriftError
+from turnbench.errors import ConfigDriftError, UserError
+from turnbench.judging.judge import JudgeSettings
+from turnbench.types import SamplingConfig
 
+__all__ = ["RunConfig", "SamplingConfig", "check_resume", "describe_differences", "load_config"]
 
-class SamplingConfig(BaseModel):
-    """Requested sampling; `temperature=None` on answers means the benchmark's own table."""
-
-    temperature: float | None = None
-    max_tokens: int
-    system_prompt: str | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-    token_param: str = "auto"
-    reask_max_tokens: int | None = None  # judge re-asks only; None = max_tokens
+#: Layout of the log's records and keys; 1 = `|`-joined keys and no `judges` list.
+LOG_SCHEMA_VERSION = 2
 
 
 class RunConfig(BaseModel):
-    benchmark: str
+    benchmark: str  # the benchmark's name
+    benchmark_ref: str | None = None  # what --benchmark named, when not a built-in name
     mode: Literal["run", "judge"]
     judging: Literal["single", "pairwise", "pairwise-all"] = "single"
     model: str | None = None  # spec of the model under test (run mode)
     models: list[str] = Field(default_factory=list)  # model names judged (judge mode)
-    judge: str
-    parser: Literal["strict", "compat"] = "strict"
-    max_reasks: int = 2
+    judges: list[JudgeSettings] = Field(min_length=1)
     answer_sampling: SamplingConfig | None = None
-    judge_sampling: SamplingConfig
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     data_sha256: dict[str, str] = Field(default_factory=dict)
@@ -45,21 +41,71 @@ class RunConfig(BaseModel):
     # free to change between invocations:
     limit: int | None = None
     demo: bool = False
-    endpoints: dict[str, str | None] = Field(default_factory=dict)
-    concurrency: int = 8
+    endpoints: dict[str, Any] = Field(default_factory=dict)
+    concurrency: int | str = 8
+
+    @property
+    def judge(self) -> str:
+        """The judge's spec; a panel's specs joined with " + "."""
+        return " + ".join(judge.spec for judge in self.judges)
+
+    @property
+    def parser(self) -> str:
+        return self.judges[0].parser
 
     def identity(self) -> dict[str, Any]:
-        return self.model_dump(
+        identity = self.model_dump(
+            mode="json",
             exclude={
                 "limit",
                 "demo",
                 "endpoints",
                 "concurrency",
-                "judge",
+                "judges",
                 "models",
                 "answers_sha256",
-            }
+            },
         )
+        settings = [judge.model_dump(mode="json", exclude={"spec"}) for judge in self.judges]
+        if len(settings) == 1:  # named as the flags name them: parser, judge_sampling, ...
+            identity.update(
+                {("judge_sampling" if k == "sampling" else k): v for k, v in settings[0].items()}
+            )
+        else:
+            identity["judges"] = settings
+        return identity
+
+
+def migrate(raw: dict[str, Any], schema_version: int) -> dict[str, Any]:
+    """A configuration written by an older turnbench, in today's shape."""
+    if schema_version >= 2 or "judges" in raw:
+        return raw
+    value = dict(raw)
+    value["judges"] = [
+        {
+            "spec": value.pop("judge"),
+            "sampling": value.pop("judge_sampling"),
+            "parser": value.pop("parser", "strict"),
+            "max_reasks": value.pop("max_reasks", 2),
+        }
+    ]
+    return value
+
+
+def load_config(raw: dict[str, Any], schema_version: int) -> RunConfig:
+    """The configuration a log records; a log too new or unreadable is refused clearly."""
+    if schema_version > LOG_SCHEMA_VERSION:
+        raise UserError(
+            f"this run directory was written by a newer turnbench (log schema version "
+            f"{schema_version}; this one reads up to {LOG_SCHEMA_VERSION}); upgrade turnbench"
+        )
+    try:
+        return RunConfig.model_validate(migrate(raw, schema_version))
+    except (ValidationError, KeyError) as error:
+        raise UserError(
+            f"the run's configuration record (log schema version {schema_version}) cannot be "
+            f"read ({type(error).__name__}); use a new --out directory"
+        ) from None
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -68,6 +114,11 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
         for key, inner in value.items():
             flat.update(_flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
         return flat or {prefix: {}}
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        flat = {}
+        for index, inner in enumerate(value):
+            flat.update(_flatten(inner, f"{prefix}[{index}]"))
+        return flat
     return {prefix: value}
 
 
@@ -87,14 +138,15 @@ def check_resume(previous: RunConfig, current: RunConfig, *, allow_new_judge: bo
     for name in sorted(set(previous.answers_sha256) & set(current.answers_sha256)):
         if previous.answers_sha256[name] != current.answers_sha256[name]:
             lines.append(f"  answers of {name}: the answer file changed since the last run")
-    if previous.judge != current.judge and not allow_new_judge:
+    new_judge = previous.judge != current.judge
+    if new_judge and not allow_new_judge:
         lines.insert(0, f"  judge: {previous.judge} -> {current.judge}")
     if lines:
         hint = (
-            "Use a new --out directory, or run again with the old settings."
-            if not (previous.judge != current.judge and len(lines) == 1)
-            else "Add --allow-new-judge to judge the same answers again with the new judge, "
+            "Add --allow-new-judge to judge the same answers again with the new judge, "
             "keeping the old judgments in the log."
+            if new_judge and len(lines) == 1 and not allow_new_judge
+            else "Use a new --out directory, or run again with the old settings."
         )
         raise ConfigDriftError(
             "this run directory was started with different settings, and resuming would mix "

@@ -9,13 +9,11 @@ them or on `turnbench data download`.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from turnbench.errors import DataMissingError, UserError
@@ -33,14 +31,17 @@ class DataFile:
     extract: str | None = None
 
 
-def load_sources(text: str | None = None) -> tuple[str, dict[str, list[DataFile]]]:
-    if text is None:
-        text = resources.files("turnbench").joinpath("sources.json").read_text("utf-8")
-    raw = json.loads(text)
-    datasets = {
-        name: [DataFile(**entry) for entry in entries] for name, entries in raw["datasets"].items()
-    }
-    return raw["default_base_url"], datasets
+#: Upstream files are fetched from here (their pinned commits are in each benchmark's
+#: `sources.json`); TURNBENCH_DOWNLOAD_BASE_URL replaces it (mirrors, tests).
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
+
+
+def load_sources() -> tuple[str, dict[str, list[DataFile]]]:
+    """The download base URL and the data files of every built-in benchmark, by name."""
+    from turnbench.benchmarks import builtin_benchmarks
+
+    datasets = {name: cls.data_files() for name, cls in builtin_benchmarks().items()}
+    return DEFAULT_BASE_URL, {name: files for name, files in datasets.items() if files}
 
 
 def default_cache_dir() -> Path:
@@ -65,12 +66,13 @@ class DataLocator:
         data_dir: Path | None = None,
         *,
         allow_download: bool = True,
-        sources_text: str | None = None,
+        datasets: dict[str, list[DataFile]] | None = None,
         cache_dir: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.allow_download = allow_download
-        self.default_base_url, self.datasets = load_sources(sources_text)
+        self.default_base_url = DEFAULT_BASE_URL
+        self.datasets = datasets if datasets is not None else load_sources()[1]
         self.cache_dir = cache_dir or default_cache_dir()
         self.checksums: dict[str, str] = {}
 
@@ -102,10 +104,14 @@ class DataLocator:
         self.checksums[entry.path] = actual
 
     def require(self, dataset: str) -> dict[str, Path]:
-        """Every file of `dataset`, verified, downloading what is missing."""
+        """Every file of a built-in benchmark's `dataset`, verified."""
         if dataset not in self.datasets:
             raise UserError(f"no data files are registered for benchmark {dataset!r}")
-        entries = self.datasets[dataset]
+        return self.require_files(dataset, self.datasets[dataset])
+
+    def require_files(self, dataset: str, entries: list[DataFile]) -> dict[str, Path]:
+        """Every file of `entries`, verified, downloading what is missing."""
+        self.datasets.setdefault(dataset, entries)
         missing = [entry for entry in entries if self._find(entry.path) is None]
         if missing:
             if not self.allow_download:

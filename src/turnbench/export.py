@@ -28,13 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.errors import UserError
-from turnbench.report.runs import Run, parse_key, sample_sort_key
+from turnbench.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.specs import PROVIDERS
-from turnbench.types import AnswerRecord, JudgmentRecord
+from turnbench.types import AnswerRecord
 
 FORMATS = ("csv", "jsonl", "fastchat")
-FASTCHAT_BENCHMARKS = frozenset({"mt-bench"})
-MT_BENCH_TURNS = (1, 2)
 CSV_COLUMNS = [
     "judge",
     "model",
@@ -55,80 +53,9 @@ CSV_COLUMNS = [
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _sample_value(sample: str) -> int | str:
-    return int(sample) if sample.lstrip("-").isdigit() else sample
-
-
-def _latest(run: Run) -> tuple[dict[str, JudgmentRecord], dict[tuple[str, str, int], AnswerRecord]]:
-    judgments: dict[str, JudgmentRecord] = {}
-    answers: dict[tuple[str, str, int], AnswerRecord] = {}
-    for record in run.records:
-        if isinstance(record, JudgmentRecord):
-            judgments[record.key] = record
-        elif isinstance(record, AnswerRecord):
-            answers[(record.model, str(record.sample_id), record.turn)] = record
-    return judgments, answers
-
-
 def judgment_rows(run: Run) -> list[dict[str, Any]]:
     """One row per judged turn (every judge in the log), with the answer and raw replies."""
-    judgments, answers = _latest(run)
-    rows: list[dict[str, Any]] = []
-    for record in judgments.values():
-        sample = str(record.sample_id)
-        answer = answers.get((record.model, sample, record.turn))
-        rows.append(
-            {
-                "judge": record.judge,
-                "model": record.model,
-                "sample_id": record.sample_id,
-                "turn": record.turn,
-                "category": record.meta.get("category"),
-                "task": record.meta.get("task"),
-                "prompt_name": record.prompt_name,
-                "status": record.status,
-                "score": record.score,
-                "verdict": record.verdict,
-                "parse_error": record.parse_error,
-                "reasks": record.reasks,
-                "parser": record.parser,
-                "error": None,
-                "ts": record.ts,
-                "answer": answer.text if answer is not None else None,
-                "judge_outputs": record.outputs,
-            }
-        )
-    for key, failure in run.open_failures.items():
-        parsed = parse_key(key)
-        if parsed is None:
-            continue
-        stage, model, sample, turn = parsed
-        judge = key.split("|")[1] if stage == "judgment" else run.judge
-        rows.append(
-            {
-                "judge": judge,
-                "model": model,
-                "sample_id": _sample_value(sample),
-                "turn": turn,
-                "category": failure.meta.get("category"),
-                "task": failure.meta.get("task"),
-                "prompt_name": None,
-                "status": "request_failed",
-                "score": None,
-                "verdict": None,
-                "parse_error": None,
-                "reasks": 0,
-                "parser": None,
-                "error": f"{stage} request: {failure.error}",
-                "ts": failure.ts,
-                "answer": None,
-                "judge_outputs": [],
-            }
-        )
-    rows.sort(
-        key=lambda r: (r["judge"], r["model"], sample_sort_key(str(r["sample_id"])), r["turn"])
-    )
-    return rows
+    return judged_turn_rows(run)
 
 
 def _csv_cell(value: Any) -> Any:
@@ -175,13 +102,18 @@ def _answer_id(model: str, question_id: int | str) -> str:
     return hashlib.sha256(f"{model}|{question_id}".encode()).hexdigest()[:22]
 
 
+def _sample_value(sample: str) -> int | str:
+    return int(sample) if sample.lstrip("-").isdigit() else sample
+
+
 def fastchat_rows(run: Run) -> FastChatExport:
-    if run.benchmark not in FASTCHAT_BENCHMARKS:
+    cls = run.benchmark_class
+    if cls is None or "fastchat" not in cls.exports:
         raise UserError(
             f"{run.path} is a {run.benchmark} run; FastChat's file formats exist only for "
-            "MT-Bench. Use --format csv or --format jsonl."
+            "MT-Bench-style benchmarks. Use --format csv or --format jsonl."
         )
-    judgments, answers = _latest(run)
+    judgments, answers = latest_records(run)
     names: dict[str, str] = {}
     for model in sorted({m for m, _, _ in answers} | {r.model for r in judgments.values()}):
         name = fastchat_name(model)
@@ -196,10 +128,11 @@ def fastchat_rows(run: Run) -> FastChatExport:
     for (model, sample), turns in sorted(
         by_sample.items(), key=lambda item: (item[0][0], sample_sort_key(item[0][1]))
     ):
-        if tuple(sorted(turns)) != MT_BENCH_TURNS:
+        wanted = tuple(range(1, cls.turns_per_sample + 1))
+        if tuple(sorted(turns)) != wanted:
             skipped.append(f"{model} question {sample}: answered turns {sorted(turns)}")
             continue
-        records = [turns[t] for t in MT_BENCH_TURNS]
+        records = [turns[t] for t in wanted]
         exported.setdefault(names[model], []).append(
             {
                 "question_id": _sample_value(sample),
@@ -214,8 +147,8 @@ def fastchat_rows(run: Run) -> FastChatExport:
         judgments.values(),
         key=lambda r: (r.judge, r.model, sample_sort_key(str(r.sample_id)), r.turn),
     ):
-        if record.verdict is not None:  # pairwise games have their own FastChat format
-            continue
+        if record.is_game or (record.score is None and record.status == "scored"):
+            continue  # pairwise games have their own FastChat format
         user = next((m["content"] for m in record.messages if m.get("role") == "user"), "")
         graded.setdefault(fastchat_name(record.judge), []).append(
             {

@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from turnbench.config import RunConfig
+from turnbench.config import RunConfig, load_config
 from turnbench.errors import UserError
 from turnbench.judging.pairwise import logged_pairs
+from turnbench.keys import record_key
 from turnbench.ratings import LEVEL, RESAMPLES, SEED, Battle, bradley_terry, score_battles
-from turnbench.runlog import LOG_NAME, read_records
+from turnbench.runlog import LOG_NAME, read_records, record_problem
 from turnbench.types import ConfigRecord, JudgmentRecord, LogRecord
 
 
@@ -25,7 +26,7 @@ def _load(path: Path) -> tuple[RunConfig, list[LogRecord]]:
     configs = [r for r in records if isinstance(r, ConfigRecord)]
     if not configs:
         raise UserError(f"{path}: the run log has no configuration record")
-    return RunConfig.model_validate(configs[-1].config), records
+    return load_config(configs[-1].config, configs[-1].schema_version), records
 
 
 def rank_runs(
@@ -63,9 +64,12 @@ def rank_runs(
                     isinstance(record, JudgmentRecord)
                     and record.judge == config.judge
                     and record.model in models
-                    and not record.key.startswith("pair|")
+                    and not record.is_game
+                    and record.criterion is None
+                    and record.repeat == 0
+                    and record_problem(record) is None
                 ):
-                    latest[record.key] = record
+                    latest[record_key(record)] = record
             for record in latest.values():
                 if record.status == "scored" and record.score is not None:
                     scores[(record.model, record.sample_id, record.turn)] = record.score

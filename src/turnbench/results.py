@@ -1,20 +1,239 @@
-"""results.json, rebuilt from the run log every time (never updated in place)."""
+"""results.json: typed, rebuilt from the run log every time (never updated in place).
+
+Three shapes, each a pydantic model (`docs/results.schema.json` is generated from them):
+- `SingleRunResults`: `turnbench run`, one model's results at the top level;
+- `JudgeOnlyResults`: `turnbench judge --mode single`, one results object per model under
+  `models` (with a single model the same keys also stand at the top level, shaped like a
+  `run` result), plus a `ranking` when several models were judged;
+- `PairwiseResults`: `turnbench judge --mode pairwise|pairwise-all`.
+Every shape carries the run's common keys (`RunInfo`): usage, failing requests, provenance
+and timing. A benchmark adds its own score tables (by category, by task, ...) to a model's
+results; the model allows those extra keys and each built-in benchmark documents them.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
-from turnbench.benchmarks.base import Benchmark
+from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.config import RunConfig
-from turnbench.runlog import open_failures
-from turnbench.types import AnswerRecord, JudgmentRecord, LogRecord, Usage
+from turnbench.dialogue import Game, Work
+from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
+from turnbench.keys import game_key, judgment_key
+from turnbench.runlog import completed_index, open_failures, record_problem
+from turnbench.types import (
+    AnswerRecord,
+    ConfigRecord,
+    JudgmentRecord,
+    LogRecord,
+    Usage,
+)
 
 RESULTS_NAME = "results.json"
+
+
+# -- the typed shapes -----------------------------------------------------------------------
+class Counts(BaseModel):
+    """Judged turns of one model: every planned judgment ends scored, failed (unparseable
+    after its re-asks) or pending (its request failed or the run stopped; re-run to finish)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    expected: int
+    judged: int
+    failed: int
+    pending: int
+    reasks: int
+    answers: int
+
+
+class ModelResults(BaseModel):
+    """One model's results. Benchmark score tables (`by_category`, `by_task`, ...) are extra
+    keys; scores are unrounded and `null` where nothing was scored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    benchmark: str
+    model: str
+    judge: str
+    complete: bool
+    overall: float | None
+    overall_ci95: list[float] | None = None
+    counts: Counts
+    parse_failures: list[dict[str, Any]]
+
+
+class RoleUsage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    prompt_tokens: int
+    completion_tokens: int
+    requests_logged: int
+
+
+class RequestFailure(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    key: str
+    stage: Literal["answer", "judgment"]
+    error: str
+    attempts: int
+
+
+class InvalidRecord(BaseModel):
+    key: str
+    kind: str
+    reason: str
+
+
+class Provenance(BaseModel):
+    """What produced the numbers: versions, data, prompts, parser, sampling, endpoints."""
+
+    model_config = ConfigDict(extra="allow")
+
+    turnbench_version: str
+    schema_version: int
+    benchmark_ref: str | None = None
+    mode: Literal["run", "judge"]
+    judging: str
+    parser: str
+    max_reasks: int
+    prompt_versions: dict[str, str]
+    data_sha256: dict[str, str]
+    reference_sha256: str | None
+    answers_sha256: dict[str, str]
+    options: dict[str, Any]
+    limit: int | None
+    demo: bool
+    endpoints: dict[str, Any]
+    answer_sampling: dict[str, Any] | None
+    judge_sampling: dict[str, Any]
+    answer_params_sent: list[Any]
+    judge_params_sent: list[Any]
+    model_reported: list[Any]
+    model_system_fingerprints: list[Any]
+    judge_reported: list[Any]
+    judge_system_fingerprints: list[Any]
+
+
+class RunInfo(BaseModel):
+    """Keys every results.json has."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int
+    benchmark: str
+    judge: str  # the judge's spec (a panel's specs joined with " + ")
+    judges: list[str]
+    complete: bool
+    usage: dict[str, RoleUsage]
+    request_failures: list[RequestFailure]
+    invalid_records: list[InvalidRecord] = []
+    provenance: Provenance
+    started_at: str  # ISO-8601 UTC: the first invocation's start
+    finished_at: str  # the last invocation's end
+    wall_seconds: float  # summed over invocations
+    stopped: str | None = None
+    judge_warning: str | None = None
+
+
+class SingleRunResults(ModelResults, RunInfo):
+    """`turnbench run`: the model's results at the top level."""
+
+
+class JudgeOnlyResults(RunInfo):
+    """`turnbench judge --mode single`: one results object per model under `models`."""
+
+    models: dict[str, ModelResults]
+    ranking: dict[str, Any] | None = None
+
+
+class PairwiseRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    win: int
+    loss: int
+    tie: int
+    inconsistent: int
+    compared: int
+    win_rate: float | None
+    loss_rate: float | None
+    win_rate_adjusted: float | None
+    by_turn: dict[str, dict[str, Any]]
+    versus: dict[str, dict[str, Any]]
+
+
+class PairwiseResults(RunInfo):
+    """`turnbench judge --mode pairwise|pairwise-all`: win/loss/tie per model, the judge's
+    position consistency, and Bradley-Terry ratings."""
+
+    mode: Literal["pairwise", "pairwise-all"]
+    baseline: str | None
+    models: dict[str, PairwiseRow]
+    position_consistency: float | None
+    first_position_win_share: float | None
+    verdicts: dict[str, int]
+    ratings: dict[str, Any]
+    counts: dict[str, Any]
+    parse_failures: list[dict[str, Any]]
+
+
+ResultsFile = SingleRunResults | JudgeOnlyResults | PairwiseResults
+RESULTS_ADAPTER: TypeAdapter[ResultsFile] = TypeAdapter(ResultsFile)
+
+
+def results_schema() -> dict[str, Any]:
+    """The JSON Schema of every results.json turnbench writes."""
+    schema = RESULTS_ADAPTER.json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "turnbench results.json"
+    schema["description"] = (
+        "Written by `turnbench run` and `turnbench judge`; one of three shapes: a run of one "
+        "model, judge-only results of several models, or pairwise results. Generated from "
+        "turnbench.results (python -m turnbench.schema)."
+    )
+    return schema
+
+
+# -- building -------------------------------------------------------------------------------
+@dataclass
+class Timing:
+    started_at: float
+    finished_at: float
+    wall_seconds: float
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
+
+
+def timing(records: Sequence[LogRecord], finished: float) -> Timing:
+    """First start and last finish over every invocation, wall time summed: an invocation
+    runs from its config record to its last record (the current one to `finished`), so a
+    killed invocation's time counts too."""
+    spans: list[list[float]] = []
+    for record in records:
+        if isinstance(record, ConfigRecord):
+            spans.append([record.ts, record.ts])
+        elif spans:
+            spans[-1][1] = max(spans[-1][1], record.ts)
+    if spans:
+        spans[-1][1] = finished
+    first = spans[0][0] if spans else finished
+    return Timing(first, finished, round(sum(end - start for start, end in spans), 3))
 
 
 def _distinct(values: list[Any]) -> list[Any]:
@@ -25,7 +244,7 @@ def _distinct(values: list[Any]) -> list[Any]:
     return list(seen.values())
 
 
-def _usage(records: list[AnswerRecord] | list[JudgmentRecord]) -> dict[str, int]:
+def _usage(records: Sequence[AnswerRecord | JudgmentRecord]) -> dict[str, int]:
     total = Usage()
     for record in records:
         total = total + record.usage
@@ -36,16 +255,19 @@ def _usage(records: list[AnswerRecord] | list[JudgmentRecord]) -> dict[str, int]
     }
 
 
-def provenance(config: RunConfig, records: list[LogRecord]) -> dict[str, Any]:
+def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any]:
     answers = [r for r in records if isinstance(r, AnswerRecord) and r.origin == "generated"]
-    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge == config.judge]
+    judge_ids = {judge.id for judge in config.judges}
+    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge in judge_ids]
+    first = config.judges[0]
     return {
         "turnbench_version": __version__,
         "schema_version": SCHEMA_VERSION,
+        "benchmark_ref": config.benchmark_ref,
         "mode": config.mode,
         "judging": config.judging,
-        "parser": config.parser,
-        "max_reasks": config.max_reasks,
+        "parser": first.parser,
+        "max_reasks": first.max_reasks,
         "prompt_versions": config.prompt_versions,
         "data_sha256": config.data_sha256,
         "reference_sha256": config.reference_sha256,
@@ -55,7 +277,7 @@ def provenance(config: RunConfig, records: list[LogRecord]) -> dict[str, Any]:
         "demo": config.demo,
         "endpoints": config.endpoints,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
-        "judge_sampling": config.judge_sampling.model_dump(),
+        "judge_sampling": first.sampling.model_dump(),
         "answer_params_sent": _distinct([r.params for r in answers]),
         "judge_params_sent": _distinct([r.params for r in judgments]),
         "model_reported": _distinct([r.reported_model for r in answers]),
@@ -65,74 +287,303 @@ def provenance(config: RunConfig, records: list[LogRecord]) -> dict[str, Any]:
     }
 
 
-def build_results(
-    benchmark: Benchmark, config: RunConfig, records: list[LogRecord]
+class LogView:
+    """The log's finished work by key (valid records only), and what was left out."""
+
+    def __init__(self, records: Sequence[LogRecord]) -> None:
+        self.records = records
+        self.done = completed_index(list(records))
+        self.invalid = [
+            {"key": r.key, "kind": r.kind, "reason": problem}
+            for r in records
+            if isinstance(r, AnswerRecord | JudgmentRecord)
+            and (problem := record_problem(r)) is not None
+        ]
+
+    def judgment(self, key: str) -> JudgmentRecord | None:
+        record = self.done.get(key)
+        return record if isinstance(record, JudgmentRecord) else None
+
+
+def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[JudgedTurn]:
+    """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it."""
+    items: list[JudgedTurn] = []
+    for sample in work.benchmark.samples:
+        for turn in sample.judged_turns():
+            for criterion in work._criteria(sample, turn):
+                key = judgment_key(judge, model, sample.id, turn, criterion=criterion)
+                items.append(_judged(sample, turn, criterion, view.judgment(key)))
+    return items
+
+
+def _judged(
+    sample: Sample, turn: int, criterion: str | None, record: JudgmentRecord | None
+) -> JudgedTurn:
+    if record is None:
+        return JudgedTurn(sample, turn, "pending", criterion=criterion)
+    if record.status == "scored":
+        checklist = tuple(record.checklist) if record.checklist is not None else None
+        return JudgedTurn(
+            sample, turn, "scored", record.score, checklist, record.reasks, criterion=criterion
+        )
+    return JudgedTurn(
+        sample, turn, "failed", reasks=record.reasks, reason=record.parse_error, criterion=criterion
+    )
+
+
+def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> dict[str, Any]:
+    benchmark = work.benchmark
+    judge = config.judges[0].id
+    items = judged_turns(work, view, model, judge)
+    tables = benchmark.aggregate(items)
+    extra_counts = tables.pop("counts", {})
+    judged = sum(item.status == "scored" for item in items)
+    failures = [
+        {**benchmark.describe(item.sample), "turn": item.turn, "reason": item.reason}
+        for item in items
+        if item.status == "failed"
+    ]
+    pending = len(items) - judged - len(failures)
+    answers = {
+        (r.sample_id, r.turn)
+        for r in view.records
+        if isinstance(r, AnswerRecord) and r.model == model
+    }
+    results = {
+        "benchmark": benchmark.name,
+        "model": model,
+        "judge": config.judge,
+        "complete": pending == 0,
+        **benchmark.results_header(),
+    }
+    results.update(tables)
+    results["counts"] = {
+        "expected": len(items),
+        "judged": judged,
+        "failed": len(failures),
+        "pending": pending,
+        "reasks": sum(item.reasks for item in items),
+        "answers": len(answers),
+        **extra_counts,
+    }
+    results["parse_failures"] = failures
+    return results
+
+
+def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, Any]:
+    judge = config.judges[0].id
+    played: dict[tuple[Any, int, str, str], dict[str, tuple[Game, JudgmentRecord | None]]] = {}
+    for game in work.games():
+        key = game_key(judge, game.model_1, game.model_2, game.sample.id, game.turn, game.order)
+        pair = (game.sample.id, game.turn, game.model_1, game.model_2)
+        played.setdefault(pair, {})[game.order] = (game, view.judgment(key))
+    compared: list[tuple[Game, PairOutcome, tuple[str, str]]] = []
+    failures: list[dict[str, Any]] = []
+    pending_pairs = excluded_pairs = judged = failed = reasks = 0
+    describe = work.benchmark.describe
+    for games in played.values():
+        done = [(g, r) for g, r in games.values() if r is not None]
+        reasks += sum(r.reasks for _, r in done)
+        judged += sum(r.status == "scored" for _, r in done)
+        for game, record in done:
+            if record.status != "scored":
+                failed += 1
+                model_a, model_b = (record.meta.get("model_a"), record.meta.get("model_b"))
+                failures.append(
+                    {
+                        **describe(game.sample),
+                        "turn": game.turn,
+                        "model_a": model_a,
+                        "model_b": model_b,
+                        "order": game.order,
+                        "reason": record.parse_error,
+                    }
+                )
+        if len(done) < len(games):
+            pending_pairs += 1
+        elif any(r.status != "scored" or r.verdict is None for _, r in done):
+            excluded_pairs += 1
+        else:
+            (game, ab), (_, ba) = games["AB"], games["BA"]
+            assert ab is not None and ba is not None and ab.verdict and ba.verdict
+            outcome = combine_games(game_winner(ab.verdict, "AB"), game_winner(ba.verdict, "BA"))
+            compared.append((game, outcome, (ab.verdict, ba.verdict)))
+    expected = 2 * len(played)
+    pending = expected - judged - failed
+    inconsistent = sum(outcome.inconsistent for _, outcome, _ in compared)
+    verdicts = {"A": 0, "B": 0, "tie": 0}
+    for _, _, pair_verdicts in compared:
+        for verdict in pair_verdicts:
+            verdicts[verdict] += 1
+    decisive = verdicts["A"] + verdicts["B"]
+    models = set(work.models)
+    answers = {
+        (r.model, r.sample_id, r.turn)
+        for r in view.records
+        if isinstance(r, AnswerRecord) and r.model in models
+    }
+    from turnbench.ratings import Battle, bradley_terry
+
+    return {
+        "benchmark": work.benchmark.name,
+        "judge": config.judge,
+        "mode": work.judging,
+        "baseline": work.baseline,
+        "complete": pending == 0,
+        "models": _pairwise_rows(work, compared),
+        "position_consistency": 1 - inconsistent / len(compared) if compared else None,
+        "first_position_win_share": verdicts["A"] / decisive if decisive else None,
+        "verdicts": verdicts,
+        "ratings": bradley_terry(
+            [
+                Battle(game.sample.id, game.model_1, game.model_2, outcome.points_of_model_1)
+                for game, outcome, _ in compared
+            ],
+            models=work.models,
+        ),
+        "counts": {
+            "expected": expected,
+            "judged": judged,
+            "failed": failed,
+            "pending": pending,
+            "reasks": reasks,
+            "answers": len(answers),
+            "pairs": {
+                "expected": len(played),
+                "compared": len(compared),
+                "inconsistent": inconsistent,
+                "excluded": excluded_pairs,
+                "pending": pending_pairs,
+            },
+        },
+        "parse_failures": failures,
+    }
+
+
+def _pairwise_rows(
+    work: Work, compared: list[tuple[Game, PairOutcome, tuple[str, str]]]
 ) -> dict[str, Any]:
-    outstanding = open_failures(records)
+    benchmark = work.benchmark
+    groups = list(dict.fromkeys(s.group for s in benchmark.samples if s.group is not None))
+    turns = sorted({str(t) for s in benchmark.samples for t in s.judged_turns()}, key=int)
+    overall: dict[str, Tally] = defaultdict(Tally)
+    by_turn: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
+    by_group: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
+    versus: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
+    for game, outcome, _ in compared:
+        sides: tuple[tuple[str, Literal["model_1", "model_2"], str], ...] = (
+            (game.model_1, "model_1", game.model_2),
+            (game.model_2, "model_2", game.model_1),
+        )
+        for model, side, opponent in sides:
+            overall[model].add(outcome, side)
+            by_turn[model][str(game.turn)].add(outcome, side)
+            if game.sample.group is not None:
+                by_group[model][game.sample.group].add(outcome, side)
+            versus[model][opponent].add(outcome, side)
+    rows = {}
+    for model in work.models:
+        if work.judging == "pairwise" and model == work.baseline:
+            continue
+        opponents = (
+            [work.baseline or ""]
+            if work.judging == "pairwise"
+            else [m for m in work.models if m != model]
+        )
+        rows[model] = {
+            "model": model,
+            **overall[model].as_dict(),
+            "by_turn": {t: by_turn[model][t].as_dict() for t in turns},
+            f"by_{benchmark.group_kind}": {g: by_group[model][g].as_dict() for g in groups},
+            "versus": {o: versus[model][o].as_dict() for o in opponents},
+        }
+    return rows
+
+
+def single_grading_ranking(work: Work, config: RunConfig, view: LogView) -> dict[str, Any]:
+    """Bradley-Terry ratings of several single-graded models from per-turn score comparisons."""
+    from turnbench.ratings import bradley_terry, score_battles
+
+    scores: dict[tuple[str, Any, int], float] = {}
+    judge = config.judges[0].id
+    for model in work.models:
+        for item in judged_turns(work, view, model, judge):
+            if item.status == "scored" and item.score is not None and item.criterion is None:
+                scores[(model, item.sample.id, item.turn)] = item.score
+    return bradley_terry(score_battles(scores, work.models), models=work.models)
+
+
+def build_results(
+    work: Work,
+    config: RunConfig,
+    records: Sequence[LogRecord],
+    *,
+    when: Timing,
+    stopped: str | None = None,
+    notes: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The results object of a run, validated against its typed shape."""
+    view = LogView(records)
+    outstanding = open_failures(list(records))
+    judge_ids = {judge.id for judge in config.judges}
     answers = [r for r in records if isinstance(r, AnswerRecord) and r.origin == "generated"]
-    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge == config.judge]
-    common = {
+    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge in judge_ids]
+    common: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": config.benchmark,
         "judge": config.judge,
+        "judges": [judge.spec for judge in config.judges],
         "usage": {"model": _usage(answers), "judge": _usage(judgments)},
         "request_failures": [
             {"key": f.key, "stage": f.stage, "error": f.error, "attempts": f.attempts}
             for f in outstanding.values()
         ],
+        "invalid_records": view.invalid,
         "provenance": provenance(config, records),
+        "started_at": iso(when.started_at),
+        "finished_at": iso(when.finished_at),
+        "wall_seconds": when.wall_seconds,
+        "stopped": stopped,
+        **(notes or {}),
     }
-    if config.mode == "run":
+    results: dict[str, Any]
+    if work.pairwise:
+        results = {**common, **pairwise_results(work, config, view)}
+    elif config.mode == "run":
         assert config.model is not None
-        results = benchmark.model_results(records, config, config.model)
-        results.update(common)
-        return results
-    if config.judging != "single":
-        from turnbench.benchmarks.mt_bench_pairwise import pairwise_results
-
-        return {**common, **pairwise_results(benchmark, config, records)}
-    models = {name: benchmark.model_results(records, config, name) for name in config.models}
-    results: dict[str, Any] = {}
-    if len(models) == 1:
-        # One model: its object also stands at the top level, shaped like a `run` result,
-        # so either reading of "the same object" finds it; `models` stays authoritative.
-        results.update(next(iter(models.values())))
-    results.update(
-        {
-            **common,
-            "complete": all(m["complete"] for m in models.values()),
-            "models": models,
-        }
-    )
-    if len(config.models) >= 2:
-        results["ranking"] = single_grading_ranking(benchmark, config, records)
+        results = {**model_results(work, config, view, config.model), **common}
+    else:
+        models = {name: model_results(work, config, view, name) for name in work.models}
+        results = {}
+        if len(models) == 1:
+            # One model: its object also stands at the top level, shaped like a `run` result,
+            # so either reading of "the same object" finds it; `models` stays authoritative.
+            results.update(next(iter(models.values())))
+        results.update(
+            {**common, "complete": all(m["complete"] for m in models.values()), "models": models}
+        )
+        if len(models) >= 2:
+            results["ranking"] = single_grading_ranking(work, config, view)
+    RESULTS_ADAPTER.validate_python(results)
     return results
 
 
-def single_grading_ranking(
-    benchmark: Benchmark, config: RunConfig, records: list[LogRecord]
-) -> dict[str, Any]:
-    """Bradley-Terry ratings of several single-graded models from per-turn score comparisons."""
-    from turnbench.ratings import bradley_terry, score_battles
-
-    planned = benchmark.planned_keys(config.mode, config.models)["judgments"]
-    latest: dict[str, JudgmentRecord] = {}
-    for record in records:
-        if isinstance(record, JudgmentRecord) and record.key in planned:
-            latest[record.key] = record
-    scores = {
-        (r.model, r.sample_id, r.turn): r.score
-        for r in latest.values()
-        if r.judge == config.judge and r.status == "scored" and r.score is not None
-    }
-    return bradley_terry(score_battles(scores, config.models), models=config.models)
+def _finite(value: Any) -> Any:
+    """NaN or infinity never reach results.json (they are not JSON); they become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def write_results(directory: Path, results: dict[str, Any]) -> Path:
     target = directory / RESULTS_NAME
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".results-")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(results, out, indent=2, ensure_ascii=False, allow_nan=False)
+        json.dump(_finite(results), out, indent=2, ensure_ascii=False, allow_nan=False)
         out.write("\n")
     os.chmod(temporary, 0o644)
     os.replace(temporary, target)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from turnbench.errors import RunLockedError, UserError
+from turnbench.judging.parsers import SCORE_RANGES
+from turnbench.keys import key_matches, legacy_key, record_key, with_legacy_fields
 from turnbench.types import (
     AnswerRecord,
     ConfigRecord,
@@ -168,21 +171,53 @@ class RunLog:
         return (r for r in self.records if isinstance(r, kind))
 
 
+def _finite(*values: float | None) -> bool:
+    return all(value is None or math.isfinite(value) for value in values)
+
+
+def record_problem(record: AnswerRecord | JudgmentRecord) -> str | None:
+    """Why a finished record cannot be trusted (None if it can): its key names other work,
+    a number in it is NaN or infinite, or its score is outside its parser's range."""
+    if not key_matches(record):
+        return "its key does not match its fields"
+    if not _finite(record.latency_s):
+        return "a non-finite number"
+    if isinstance(record, JudgmentRecord):
+        if not _finite(record.score):
+            return "a non-finite score"
+        low, high = SCORE_RANGES.get(record.parser, (-math.inf, math.inf))
+        if record.score is not None and not low <= record.score <= high:
+            return f"score {record.score:g} is outside {record.parser}'s range {low:g}-{high:g}"
+        if record.status == "scored" and (
+            record.score is None and record.verdict is None and record.checklist is None
+        ):
+            return "scored without a score, verdict or checklist"
+    return None
+
+
 def completed_index(records: list[LogRecord]) -> dict[str, AnswerRecord | JudgmentRecord]:
-    """key -> the latest final record (an answer, or a judgment with a final outcome)."""
+    """key -> the latest final record (an answer, or a judgment with a final outcome).
+
+    Keyed by the key built from each record's own fields, so a log written with the older
+    key scheme resumes; a record that cannot be trusted (`record_problem`) is left out, so
+    its work is done again rather than averaged in.
+    """
     done: dict[str, AnswerRecord | JudgmentRecord] = {}
     for record in records:
-        if isinstance(record, AnswerRecord | JudgmentRecord):
-            done[record.key] = record
+        if isinstance(record, AnswerRecord | JudgmentRecord) and record_problem(record) is None:
+            done[record_key(record)] = record
     return done
 
 
 def open_failures(records: list[LogRecord]) -> dict[str, FailureRecord]:
-    """Failures not followed by a success for the same key (what is still outstanding)."""
+    """Failures not followed by a success for the same work (what is still outstanding),
+    each naming its work by fields (schema-1 failures get them from their key)."""
     failures: dict[str, FailureRecord] = {}
     for record in records:
         if isinstance(record, FailureRecord):
-            failures[record.key] = record
+            failures[record.key] = with_legacy_fields(record)
         elif isinstance(record, AnswerRecord | JudgmentRecord):
             failures.pop(record.key, None)
+            failures.pop(record_key(record), None)
+            failures.pop(legacy_key(record), None)
     return failures

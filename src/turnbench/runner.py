@@ -1,9 +1,10 @@
 """Execution: skip what the log already holds, run the rest concurrently, log as we go.
 
-A benchmark turns each sample into one coroutine that asks `RunContext` for answers and
-judgments in the order the benchmark's rules need (turn 2 after turn 1's answer, say).
-`RunContext` returns the logged record when the key is already done, so re-running the same
-coroutines after a crash resumes exactly where the log ends and repays nothing.
+The engine (`turnbench.dialogue`) turns each sample into one coroutine that asks
+`RunContext` for answers and judgments in the order the benchmark's rules need (turn 2 after
+turn 1's answer, say). `RunContext` returns the logged record when the key is already done,
+so re-running the same coroutines after a crash resumes exactly where the log ends and
+repays nothing.
 """
 
 from __future__ import annotations
@@ -13,22 +14,18 @@ import contextlib
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
 from turnbench.cleaning import strip_reasoning
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
-from turnbench.judging.parsers import PARSERS
-from turnbench.judging.reask import Followup, judge_with_reasks
 from turnbench.runlog import RunLog, completed_index
-from turnbench.types import (
-    AnswerRecord,
-    FailureRecord,
-    JudgmentRecord,
-    Message,
-    RequestParams,
-    SampleId,
-)
+from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, Message, RequestParams
+
+if TYPE_CHECKING:
+    from turnbench.benchmarks.base import JudgeTask, Sample
+    from turnbench.judging.formats import ReplyFormat
+    from turnbench.judging.judge import Judge
 
 
 class Progress:
@@ -65,20 +62,18 @@ class RunCounters:
 
 
 class RunContext:
-    """What a benchmark's sample coroutine may do: get answers and judgments, idempotently."""
+    """What the engine's jobs may do: get answers and judgments, idempotently."""
 
     def __init__(
         self,
         log: RunLog,
         *,
         model_backend: Backend | None,
-        judge_backend: Backend | None,
         budget: Budget | None = None,
         progress: Progress | None = None,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
-        self.judge_backend = judge_backend
         self.budget = budget or Budget()
         self.progress = progress or Progress()
         self.done = completed_index(log.records)
@@ -90,13 +85,6 @@ class RunContext:
         self._slots: dict[int, asyncio.Semaphore] = {}
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def backends(self) -> list[Backend]:
-        unique: list[Backend] = []
-        for backend in (self.model_backend, self.judge_backend):
-            if backend is not None and all(backend is not seen for seen in unique):
-                unique.append(backend)
-        return unique
-
     def _spent(self) -> str | None:
         """Why the budget allows no new request, or None."""
         budget = self.budget
@@ -159,12 +147,26 @@ class RunContext:
         key: str,
         stage: Literal["answer", "judgment"],
         error: RequestFailedError,
-        meta: dict[str, Any],
+        *,
+        model: str,
+        sample: Sample,
+        turn: int,
+        judge: str | None = None,
+        pair: tuple[str, str] | None = None,
     ) -> None:
         self.counters.request_failures += 1
         self.log.append(
             FailureRecord(
-                key=key, stage=stage, error=error.message, attempts=error.attempts, meta=meta
+                key=key,
+                stage=stage,
+                error=error.message,
+                attempts=error.attempts,
+                model=model,
+                sample_id=sample.id,
+                turn=turn,
+                group=sample.group,
+                judge=judge,
+                pair=pair,
             )
         )
         self.progress.advance(f"{stage}s", "failed")
@@ -175,11 +177,10 @@ class RunContext:
         *,
         key: str,
         model: str,
-        sample_id: SampleId,
+        sample: Sample,
         turn: int,
         messages: list[Message],
         params: RequestParams,
-        meta: dict[str, Any] | None = None,
     ) -> AnswerRecord | None:
         cached = self.done.get(key)
         if isinstance(cached, AnswerRecord):
@@ -191,14 +192,15 @@ class RunContext:
             try:
                 completion = await self.model_backend.complete(messages, params)
             except RequestFailedError as error:
-                self._fail(key, "answer", error, meta or {})
+                self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
                 return None
         text = strip_reasoning(completion.text)
         record = AnswerRecord(
             key=key,
             model=model,
-            sample_id=sample_id,
+            sample_id=sample.id,
             turn=turn,
+            group=sample.group,
             text=text,
             raw_text=completion.text if text != completion.text else None,
             messages=messages,
@@ -209,36 +211,28 @@ class RunContext:
             system_fingerprint=completion.system_fingerprint,
             attempts=completion.attempts,
             latency_s=completion.latency_s,
-            meta=meta or {},
         )
         self._commit(record)
         self.progress.advance("answers")
         return record
 
     def import_answer(
-        self,
-        *,
-        key: str,
-        model: str,
-        sample_id: SampleId,
-        turn: int,
-        text: str,
-        meta: dict[str, Any] | None = None,
+        self, *, key: str, model: str, sample: Sample, turn: int, text: str
     ) -> AnswerRecord:
         """Record an answer read from a file, so the run directory is self-contained."""
-        cached = self.done.get(key)
-        if isinstance(cached, AnswerRecord) and cached.text == strip_reasoning(text):
-            return cached
         cleaned = strip_reasoning(text)
+        cached = self.done.get(key)
+        if isinstance(cached, AnswerRecord) and cached.text == cleaned:
+            return cached
         record = AnswerRecord(
             key=key,
             model=model,
-            sample_id=sample_id,
+            sample_id=sample.id,
             turn=turn,
+            group=sample.group,
             origin="imported",
             text=cleaned,
             raw_text=text if cleaned != text else None,
-            meta=meta or {},
         )
         self._commit(record)
         return record
@@ -246,68 +240,74 @@ class RunContext:
     # -- judgments -------------------------------------------------------------------------
     async def judgment(
         self,
+        judge: Judge,
+        task: JudgeTask,
+        reply: ReplyFormat,
         *,
         key: str,
-        judge: str,
         model: str,
-        sample_id: SampleId,
+        sample: Sample,
         turn: int,
-        prompt_name: str,
-        messages: list[Message],
-        params: RequestParams,
-        parser: str,
-        max_reasks: int,
-        followup: Followup,
-        reask_params: RequestParams | None = None,
-        meta: dict[str, Any] | None = None,
+        pair: tuple[str, str] | None = None,
+        order: Literal["AB", "BA"] | None = None,
+        repeat: int = 0,
     ) -> JudgmentRecord | None:
         cached = self.done.get(key)
         if isinstance(cached, JudgmentRecord):
             return cached
-        if self.judge_backend is None:
-            raise RuntimeError("this run has no judge backend")
-        async with self._admitted_request(self.judge_backend):
+        async with self._admitted_request(judge.backend):
             self.counters.judgments_requested += 1
             try:
-                outcome = await judge_with_reasks(
-                    self.judge_backend,
-                    messages,
-                    params,
-                    PARSERS[parser],
-                    followup.text,
-                    max_reasks,
-                    reask_params,
-                )
+                outcome = await judge.ask(task.messages, reply)
             except RequestFailedError as error:
-                self._fail(key, "judgment", error, meta or {})
+                self._fail(
+                    key,
+                    "judgment",
+                    error,
+                    model=model,
+                    sample=sample,
+                    turn=turn,
+                    judge=judge.id,
+                    pair=pair,
+                )
                 return None
         last = outcome.last
         self.counters.reasks += len(outcome.outputs) - 1
         result = outcome.result
         if not result.ok:
             self.counters.parse_failures += 1
+        meta: dict[str, object] = {}
+        if pair is not None:  # also in `meta`, where schema-1 records kept them
+            shown_b = pair[1] if pair[0] == model else pair[0]
+            meta = {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
         record = JudgmentRecord(
             key=key,
-            judge=judge,
+            judge=judge.id,
             model=model,
-            sample_id=sample_id,
+            sample_id=sample.id,
             turn=turn,
-            prompt_name=prompt_name,
-            messages=messages,
+            group=sample.group,
+            criterion=task.criterion,
+            repeat=repeat,
+            pair=pair,
+            order=order,
+            prompt_name=task.prompt_name,
+            messages=task.messages,
             params=last.sent_params if last else {},
             outputs=outcome.outputs,
-            followup=followup.label if len(outcome.outputs) > 1 else None,
-            parser=parser,
+            followup=reply.followup.label if reply.followup and len(outcome.outputs) > 1 else None,
+            parser=reply.parser,
             status="scored" if result.ok else "parse_failed",
             score=result.score,
             verdict=result.verdict,
+            checklist=list(result.checklist) if result.checklist is not None else None,
             parse_error=result.error,
             usage=outcome.usage,
             reported_model=last.reported_model if last else None,
             system_fingerprint=last.system_fingerprint if last else None,
             attempts=outcome.attempts,
             latency_s=round(outcome.latency_s, 4),
-            meta=meta or {},
+            meta=meta,
         )
         self._commit(record)
         self.progress.advance("judgments", "ok" if result.ok else "unparseable")
@@ -326,8 +326,15 @@ class RunOutcome:
     errors: list[BaseException] = field(default_factory=list)
 
 
-async def execute(work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext) -> RunOutcome:
-    """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget."""
+async def execute(
+    work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext, *, handle_signals: bool = True
+) -> RunOutcome:
+    """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget.
+
+    With `handle_signals` (the CLI) SIGINT and SIGTERM cancel the work; inside someone
+    else's event loop (a notebook) the caller cancels the awaiting task instead, and every
+    job is cancelled with it.
+    """
     loop = asyncio.get_running_loop()
     tasks = [asyncio.create_task(job()) for job in work]
     interrupted = asyncio.Event()
@@ -338,7 +345,7 @@ async def execute(work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext
             task.cancel()
 
     installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM) if handle_signals else ():
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, on_signal)
             installed.append(sig)
@@ -361,6 +368,11 @@ async def execute(work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext
                     outcome = RunOutcome("fatal", error.message, [error])
                 else:
                     raise error
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)

@@ -1,208 +1,375 @@
-"""One invocation of `turnbench run` or `turnbench judge`, from validated request to exit code.
+"""One evaluation from validated options to results: what the API and the CLI both run.
 
 Order matters for the "bad input writes nothing" rule: every input (specs, data, answer
-files, keys) is validated before the run directory is created or touched.
+files, keys) is validated by `prepare` before the run directory is created or touched.
+Nothing here prints: warnings go to the caller's `warn` callback and progress to its
+`Progress` sink, so a notebook sees no output unless it asks for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import Any, Literal
 
 from turnbench import __version__
+from turnbench.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.factory import display_url, resolve_base_url
-from turnbench.benchmarks import Settings, benchmark_class
-from turnbench.benchmarks.base import AnswerSet, Benchmark, Plan, SinglePlan
-from turnbench.config import RunConfig, check_resume
+from turnbench.backends.retry import RetryPolicy
+from turnbench.benchmarks import benchmark_class
+from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
+from turnbench.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.data import DataLocator
+from turnbench.dialogue import Estimate, Work
 from turnbench.errors import FatalBackendError, UserError
-from turnbench.results import build_results, write_results
+from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.options import EvalOptions, JudgeOption
+from turnbench.results import build_results, timing, write_results
 from turnbench.runlog import RunLog
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
-from turnbench.types import ConfigRecord
+from turnbench.types import ConfigRecord, SamplingConfig
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
+Warn = Callable[[str], None]
+Mode = Literal["run", "judge"]
+
+
+def judge_warning(judges: list[str]) -> str | None:
+    local = [spec for spec in judges if spec.startswith("local/")]
+    if not local:
+        return None
+    return (
+        f"The judge is {', '.join(local)}, a small embedded model: this run is a smoke test of "
+        "the pipeline, not a measurement. Its ratings mean little. For real scores use a "
+        "strong judge, for example:\n  turnbench run --benchmark mt-bench --model "
+        "openai/YOUR-MODEL --model-base-url URL --judge openai/gpt-4o --out runs/mine"
+    )
 
 
 @dataclass
-class RunRequest:
-    benchmark: str
-    mode: str  # "run" or "judge"
+class RunResult:
+    """What one evaluation produced: results.json's content and how the invocation ended."""
+
     out: Path
-    judge: str
-    settings: Settings
-    model: str | None = None
-    answers: Path | None = None
-    judging: str = "single"
-    model_options: BackendOptions = field(default_factory=BackendOptions)
-    judge_options: BackendOptions = field(default_factory=BackendOptions)
-    data_dir: Path | None = None
-    allow_download: bool = True
-    dry_run: bool = False
-    allow_new_judge: bool = False
-    budget: Budget = field(default_factory=Budget)
-    show_progress: bool = True
-    demo: bool = False
+    results: dict[str, Any]
+    status: Literal["finished", "interrupted", "budget", "fatal"]
+    message: str | None
+    exit_code: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.results.get("complete"))
+
+    @property
+    def overall(self) -> float | None:
+        return self.results.get("overall")
+
+    def typed(self) -> Any:
+        """The results as their pydantic model (SingleRunResults, JudgeOnlyResults or
+        PairwiseResults)."""
+        from turnbench.results import RESULTS_ADAPTER
+
+        return RESULTS_ADAPTER.validate_python(self.results)
 
 
-def judge_warning(judge: str) -> str | None:
-    if judge.startswith("local/"):
-        return (
-            f"The judge is {judge}, a small embedded model: this run is a smoke test of the "
-            "pipeline, not a measurement. Its ratings mean little and it often fails to give "
-            "one. For real scores use a strong judge, for example:\n  turnbench run "
-            "--benchmark mt-bench --model openai/YOUR-MODEL --model-base-url URL "
-            "--judge openai/gpt-4o --out runs/mine"
-        )
-    return None
+@dataclass
+class Prepared:
+    benchmark: Benchmark
+    work: Work
+    config: RunConfig
+    judges: list[JudgeSettings]
+
+
+def _policy(options: EvalOptions) -> RetryPolicy:
+    return RetryPolicy(
+        max_attempts=options.max_attempts,
+        max_total_seconds=options.retry_max_time,
+        initial_wait=options.retry_initial_wait,
+        max_wait=max(60.0, options.retry_initial_wait),
+        request_timeout=options.request_timeout,
+    )
 
 
 class Session:
-    def __init__(self, request: RunRequest, console: Console) -> None:
-        self.request = request
-        self.console = console
+    """One invocation of `run` (mode "run") or `judge` (mode "judge")."""
+
+    def __init__(
+        self,
+        options: EvalOptions,
+        mode: Mode,
+        *,
+        warn: Warn | None = None,
+        progress: Progress | None = None,
+        progress_factory: Callable[[dict[str, Backend]], Progress] | None = None,
+        handle_signals: bool = False,
+    ) -> None:
+        self.options = options
+        self.mode = mode
+        self.warnings: list[str] = []
+        self._warn_callback = warn
+        self._progress = progress
+        self._progress_factory = progress_factory
+        self._handle_signals = handle_signals
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._warn_callback is not None:
+            self._warn_callback(message)
 
     # -- preparation (validates everything, writes nothing) -------------------------------
-    def prepare(self) -> tuple[Benchmark, Plan, RunConfig]:
-        request = self.request
-        judge_spec = parse_spec(request.judge, "--judge")
-        if request.mode == "run":
-            if request.model is None:
-                raise UserError("--model is required")
-            parse_spec(request.model, "--model")
-        cls = benchmark_class(request.benchmark)
-        locator = DataLocator(request.data_dir, allow_download=request.allow_download)
-        files = locator.require(cls.dataset)
-        request.settings.judge = str(judge_spec)
-        benchmark = cls(files, request.settings)
-        answer_sets: list[AnswerSet] = []
-        if request.mode == "judge":
-            if request.answers is None:
-                raise UserError("--answers is required")
-            answer_sets = benchmark.load_answers(request.answers)
-        plan: Plan
-        if request.judging == "single":
-            plan = SinglePlan(benchmark, request.mode, request.model, answer_sets)
-        else:
-            from turnbench.benchmarks.mt_bench_pairwise import pairwise_plan
-
-            if request.mode != "judge":
-                raise UserError(f"--mode {request.judging} is only available for turnbench judge")
-            plan = pairwise_plan(
-                benchmark, request.judging, request.settings.options.get("baseline"), answer_sets
+    def judge_settings(self) -> list[JudgeSettings]:
+        options = self.options
+        if not options.judge:
+            raise UserError("--judge is required")
+        sampling = SamplingConfig(
+            temperature=options.judge_temperature,
+            max_tokens=options.judge_max_tokens,
+            extra=options.judge_extra,
+            token_param=options.judge_token_param,
+            reask_max_tokens=options.reask_max_tokens,
+        )
+        settings = []
+        for judge in options.judge:
+            spec = str(parse_spec(judge.spec, "--judge"))
+            settings.append(
+                JudgeSettings(
+                    spec=spec,
+                    sampling=sampling,
+                    parser=options.parser,
+                    max_reasks=options.max_reasks_or_default(),
+                )
             )
-        settings = request.settings
+        specs = [s.spec for s in settings]
+        if len(set(specs)) != len(specs):
+            raise UserError(f"the same --judge is given twice ({', '.join(specs)})")
+        return settings
+
+    def prepare(self) -> Prepared:
+        options = self.options
+        judges = self.judge_settings()
+        if self.mode == "run":
+            if options.model is None:
+                raise UserError("--model is required")
+            parse_spec(options.model, "--model")
+        elif options.answers is None:
+            raise UserError("--answers is required")
+        cls = benchmark_class(options.benchmark)
+        locator = DataLocator(options.data_dir, allow_download=options.download)
+        files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
+        answer_sampling = None
+        if self.mode == "run":
+            answer_sampling = SamplingConfig(
+                temperature=options.temperature,
+                max_tokens=options.max_new_tokens or cls.default_max_new_tokens,
+                system_prompt=options.system_prompt,
+                extra=options.model_extra,
+                token_param=options.model_token_param,
+            )
+        benchmark = cls(
+            files,
+            BenchmarkSettings(
+                parser=options.parser,
+                limit=options.limit,
+                answer=answer_sampling,
+                options=options.benchmark_options(),
+            ),
+        )
+        answer_sets = []
+        if self.mode == "judge":
+            assert options.answers is not None
+            answer_sets = load_answer_sets(benchmark, options.answers)
+        work = Work(
+            benchmark=benchmark,
+            judges=judges,
+            mode=self.mode,
+            judging=options.mode if self.mode == "judge" else "single",
+            model=options.model if self.mode == "run" else None,
+            answer_sets=answer_sets,
+            baseline=options.baseline,
+        )
         config = RunConfig(
             benchmark=cls.name,
-            mode=request.mode,  # type: ignore[arg-type]
-            judging=request.judging,  # type: ignore[arg-type]
-            model=request.model,
+            benchmark_ref=None if options.benchmark == cls.name else options.benchmark,
+            mode=self.mode,
+            judging=work.judging,
+            model=work.model,
             models=[s.model for s in answer_sets],
-            judge=str(judge_spec),
-            parser=settings.parser,  # type: ignore[arg-type]
-            max_reasks=settings.max_reasks,
-            answer_sampling=settings.answer_sampling if request.mode == "run" else None,
-            judge_sampling=settings.judge_sampling,
-            options={**benchmark.config_options(), **plan.config_options()},
-            prompt_versions=plan.prompt_versions(),
+            judges=judges,
+            answer_sampling=answer_sampling,
+            options=work.config_options(),
+            prompt_versions=self._prompt_versions(work, judges),
             data_sha256=dict(sorted(locator.checksums.items())),
             reference_sha256=benchmark.reference_sha256(),
             answers_sha256={s.model: s.sha256 for s in answer_sets},
-            limit=settings.limit,
-            demo=request.demo,
-            endpoints={
-                "model": display_url(resolve_base_url(request.model_options.base_url))
-                if request.mode == "run"
-                else None,
-                "judge": display_url(resolve_base_url(request.judge_options.base_url)),
-            },
-            concurrency=request.model_options.concurrency,
+            limit=options.limit,
+            demo=options.demo,
+            endpoints=self._endpoints(),
+            concurrency=options.concurrency,
         )
-        return benchmark, plan, config
+        return Prepared(benchmark, work, config, judges)
 
-    def build_backends(self) -> tuple[Backend | None, Backend]:
-        request = self.request
+    @staticmethod
+    def _prompt_versions(work: Work, judges: list[JudgeSettings]) -> dict[str, str]:
+        from turnbench.judging.formats import followup
+
+        versions = dict(work.prompt_versions())
+        if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):
+            kind = "verdict" if work.pairwise else work.benchmark.verdict_kind
+            versions["reask"] = followup(kind).label
+        return versions
+
+    def _endpoints(self) -> dict[str, Any]:
+        options = self.options
+        judge_urls = [display_url(resolve_base_url(j.base_urls[0] if j.base_urls else None))
+                      for j in options.judge]  # fmt: skip
+        model_url = options.model_base_url[0] if options.model_base_url else None
+        return {
+            "model": display_url(resolve_base_url(model_url)) if self.mode == "run" else None,
+            "judge": judge_urls[0] if len(judge_urls) == 1 else judge_urls,
+        }
+
+    def estimate(self) -> tuple[Prepared, Estimate]:
+        prepared = self.prepare()
+        return prepared, prepared.work.estimate()
+
+    # -- backends --------------------------------------------------------------------------
+    def _judge_backend_options(self, judge: JudgeOption) -> BackendOptions:
+        options = self.options
+        return BackendOptions(
+            role="judge",
+            base_urls=judge.base_urls,
+            api_key_env=judge.api_key_env,
+            concurrency=options.judge_concurrency or options.concurrency,
+            token_param=options.judge_token_param,
+            policy=_policy(options),
+        )
+
+    def build_backends(self, prepared: Prepared) -> tuple[Backend | None, list[Judge]]:
+        options = self.options
         cache: dict[tuple, Backend] = {}
         model_backend = None
-        if request.mode == "run":
-            assert request.model is not None
-            model_backend = make_backend(parse_spec(request.model), request.model_options, cache)
-        judge_backend = make_backend(parse_spec(request.judge), request.judge_options, cache)
-        return model_backend, judge_backend
+        if self.mode == "run":
+            assert options.model is not None
+            model_backend = make_backend(
+                parse_spec(options.model),
+                BackendOptions(
+                    role="model",
+                    base_urls=tuple(options.model_base_url),
+                    api_key_env=options.model_api_key_env,
+                    concurrency=options.concurrency,
+                    token_param=options.model_token_param,
+                    policy=_policy(options),
+                ),
+                cache,
+            )
+        judges = [
+            Judge(
+                settings,
+                make_backend(parse_spec(settings.spec), self._judge_backend_options(given), cache),
+            )
+            for settings, given in zip(prepared.judges, options.judge, strict=True)
+        ]
+        return model_backend, judges
 
     # -- the run ---------------------------------------------------------------------------
-    def run(self) -> int:
-        benchmark, plan, config = self.prepare()
-        if self.request.dry_run:
-            self.print_estimate(plan, config)
-            return EXIT_OK
-        model_backend, judge_backend = self.build_backends()
-        warning = judge_warning(config.judge)
-        with RunLog(self.request.out, warn=self._warn) as log:
-            self._record_config(log, config)
-            planned = plan.planned_keys()
-            progress = self._progress({"answers": model_backend, "judgments": judge_backend})
-            ctx = RunContext(
-                log,
-                model_backend=model_backend,
-                judge_backend=judge_backend,
-                budget=self.request.budget,
-                progress=progress,
-            )
-            jobs = plan.jobs(ctx)
-            progress.start(
-                {s: len(k) for s, k in planned.items()},
-                {s: len(k & ctx.done.keys()) for s, k in planned.items()},
-            )
-            try:
-                outcome = asyncio.run(self._execute(jobs, ctx, model_backend, judge_backend))
-            finally:
-                progress.stop()
-            log.sync()
-            results = build_results(benchmark, config, log.records)
-            if warning:
-                results["judge_warning"] = warning
-            results["stopped"] = None if outcome.status == "finished" else outcome.status
-            write_results(self.request.out, results)
-        self.print_results(benchmark, results, outcome)
-        if warning:
-            self.console.print(f"\n[yellow]{warning}[/yellow]")
-        return self.exit_code(results, outcome)
-
-    async def _execute(self, jobs, ctx: RunContext, *backends: Backend | None) -> RunOutcome:
+    async def run(self) -> RunResult:
+        prepared = self.prepare()
+        model_backend, judges = self.build_backends(prepared)
+        backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
+        out = self.options.out
+        if out is None:
+            raise UserError("--out is required")
+        started = time.time()
         try:
-            return await execute(jobs, ctx)
+            with RunLog(out, warn=self.warn) as log:
+                self._record_config(log, prepared.config, started)
+                planned = prepared.work.planned_keys()
+                stages: dict[str, Backend] = {"judgments": judges[0].backend}
+                if model_backend is not None:
+                    stages["answers"] = model_backend
+                progress = self._progress or (
+                    self._progress_factory(stages) if self._progress_factory else Progress()
+                )
+                ctx = RunContext(
+                    log,
+                    model_backend=model_backend,
+                    budget=Budget(
+                        max_requests=self.options.max_requests,
+                        max_tokens=self.options.max_tokens_total,
+                    ),
+                    progress=progress,
+                )
+                jobs = prepared.work.jobs(ctx, judges)
+                progress.start(
+                    {s: len(k) for s, k in planned.items()},
+                    {s: len(k & ctx.done.keys()) for s, k in planned.items()},
+                )
+                cancelled = False
+                try:
+                    outcome = await execute(jobs, ctx, handle_signals=self._handle_signals)
+                except asyncio.CancelledError:
+                    cancelled = True
+                    outcome = RunOutcome("interrupted", "interrupted: the run was cancelled")
+                finally:
+                    progress.stop()
+                return self._finish(log, prepared, outcome, cancelled)
         finally:
-            for backend in {id(b): b for b in backends if b is not None}.values():
+            for backend in backends.values():
                 await backend.aclose()
 
-    def _record_config(self, log: RunLog, config: RunConfig) -> None:
+    def _finish(
+        self, log: RunLog, prepared: Prepared, outcome: RunOutcome, cancelled: bool
+    ) -> RunResult:
+        log.sync()
+        status = outcome.status
+        notes: dict[str, Any] = {}
+        warning = judge_warning([j.spec for j in prepared.judges])
+        if warning:
+            notes["judge_warning"] = warning
+        results = build_results(
+            prepared.work,
+            prepared.config,
+            log.records,
+            when=timing(log.records, time.time()),
+            stopped=None if status == "finished" else status,
+            notes=notes,
+        )
+        write_results(log.directory, results)
+        result = RunResult(
+            out=log.directory,
+            results=results,
+            status=status,
+            message=outcome.message,
+            exit_code=self.exit_code(results, outcome),
+            warnings=self.warnings,
+        )
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
+
+    def _record_config(self, log: RunLog, config: RunConfig, started: float) -> None:
+        """Check the run's identity, then record this invocation's configuration (its `ts`
+        is the invocation's start)."""
         previous = log.configs()
         if previous:
-            last = RunConfig.model_validate(previous[-1].config)
-            check_resume(last, config, allow_new_judge=self.request.allow_new_judge)
-            if last.model_dump() == config.model_dump():
-                return
-        log.append(ConfigRecord(turnbench_version=__version__, config=config.model_dump()))
+            last = previous[-1]
+            old = load_config(last.config, last.schema_version)
+            check_resume(old, config, allow_new_judge=self.options.allow_new_judge)
+        log.append(
+            ConfigRecord(
+                ts=round(started, 3),
+                turnbench_version=__version__,
+                schema_version=LOG_SCHEMA_VERSION,
+                config=config.model_dump(mode="json"),
+            )
+        )
 
-    def _progress(self, backends: dict[str, Backend | None]) -> Progress:
-        if not self.request.show_progress:
-            return Progress()
-        from turnbench.report.progress import LiveProgress
-
-        return LiveProgress(self.console, {k: v for k, v in backends.items() if v is not None})
-
-    def _warn(self, message: str) -> None:
-        self.console.print(f"[yellow]warning:[/yellow] {message}")
-
-    # -- output ----------------------------------------------------------------------------
     @staticmethod
     def exit_code(results: dict[str, Any], outcome: RunOutcome) -> int:
         if outcome.status == "interrupted":
@@ -210,67 +377,3 @@ class Session:
         if outcome.status == "fatal":
             return FatalBackendError.exit_code
         return EXIT_OK if results["complete"] else EXIT_INCOMPLETE
-
-    def print_results(
-        self, benchmark: Benchmark, results: dict[str, Any], outcome: RunOutcome
-    ) -> None:
-        from turnbench.report.terminal import counts_line
-
-        per_model = list(results["models"].values()) if "models" in results else [results]
-        if "position_consistency" in results:  # a pairwise run: one table for all models
-            from turnbench.benchmarks.mt_bench_pairwise import render_pairwise
-
-            per_model = []
-            for renderable in render_pairwise(results):
-                self.console.print(renderable)
-        for model_results in per_model:
-            self.console.print(benchmark.render_table(model_results))
-            self.console.print(counts_line(model_results))
-        if results.get("ranking"):
-            from turnbench.ratings import ratings_table
-
-            self.console.print(
-                ratings_table(results["ranking"], "Ranking from per-turn score comparisons")
-            )
-        failures = results.get("request_failures") or []
-        if failures:
-            self.console.print(
-                f"[red]{len(failures)} request(s) failed after all retries[/red]"
-                f" (first: {failures[0]['error']})"
-            )
-        state = "complete" if results["complete"] else "[red]incomplete[/red]"
-        if outcome.status == "fatal" and outcome.message:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"[bold red]error:[/bold red] {escape(outcome.message)}"
-            )
-        elif outcome.message:
-            self.console.print(f"[red]{escape(outcome.message)}[/red]")
-        self.console.print(f"Run {state}: results in {self.request.out / 'results.json'}")
-        if not results["complete"]:
-            self.console.print("Re-run the same command to resume; finished work is kept.")
-
-    def print_estimate(self, plan: Plan, config: RunConfig) -> None:
-        from rich.table import Table
-
-        estimate = plan.estimate()
-        table = Table(
-            title=f"Dry run: {config.benchmark} (nothing will be sent)", title_justify="left"
-        )
-        for column in ("stage", "requests", "prompt tokens (est.)", "completion tokens (max)"):
-            table.add_column(column, justify="left" if column == "stage" else "right")
-        if estimate.answers:
-            table.add_row(
-                f"answers ({config.model})",
-                str(estimate.answers),
-                f"{estimate.answer_prompt_tokens:,}",
-                f"{estimate.answer_completion_tokens:,}",
-            )
-        table.add_row(
-            f"judgments ({config.judge})",
-            str(estimate.judgments),
-            f"{estimate.judge_prompt_tokens:,}",
-            f"{estimate.judge_completion_tokens:,}",
-        )
-        self.console.print(table)
-        for note in estimate.notes:
-            self.console.print(note)

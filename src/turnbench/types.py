@@ -71,6 +71,18 @@ class RequestParams(BaseModel):
     top_logprobs: int | None = None
 
 
+class SamplingConfig(BaseModel):
+    """Requested sampling of one role; `temperature=None` on answers means the benchmark's
+    own table (MT-Bench's per-category temperatures, say)."""
+
+    temperature: float | None = None
+    max_tokens: int
+    system_prompt: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    token_param: str = "auto"
+    reask_max_tokens: int | None = None  # judge re-asks only; None = max_tokens
+
+
 class TopLogprob(BaseModel):
     token: str
     logprob: float
@@ -101,11 +113,17 @@ def _now() -> float:
 
 
 class ConfigRecord(BaseModel):
-    """Written at the start of every invocation; the last one describes the run."""
+    """Written at the start of every invocation (its `ts` is when the invocation started);
+    the last one describes the run.
+
+    `schema_version` is the log layout the record's writer used (absent in logs written
+    before versions were recorded: those are version 1, whose keys were `|`-joined).
+    """
 
     kind: Literal["config"] = "config"
     ts: float = Field(default_factory=_now)
     turnbench_version: str
+    schema_version: int = 1
     config: dict[str, Any]
 
 
@@ -117,6 +135,7 @@ class AnswerRecord(BaseModel):
     model: str
     sample_id: SampleId
     turn: int
+    group: str | None = None  # the sample's category or task
     origin: Literal["generated", "imported"] = "generated"
     text: str
     raw_text: str | None = None  # set when text was cleaned (e.g. <think> removed)
@@ -132,8 +151,18 @@ class AnswerRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
+Order = Literal["AB", "BA"]
+
+
 class JudgmentRecord(BaseModel):
-    """One judgment with everything needed to re-parse it without calling the judge again."""
+    """One judgment with everything needed to re-parse it without calling the judge again.
+
+    `judge` is the judge's identity (its spec), `repeat` which of its repeated judgments of
+    the same item this is (0 for the first). A verdict is typed by what the judge was asked:
+    a `score` (single grading), a positional `verdict` "A"/"B"/"tie" (a pairwise game, whose
+    `pair` and `order` say which models were shown where; `model` is the one shown as A), or
+    a `checklist` with one answer per item ("Yes", "No" or what the judge wrote).
+    """
 
     kind: Literal["judgment"] = "judgment"
     key: str
@@ -141,6 +170,11 @@ class JudgmentRecord(BaseModel):
     model: str
     sample_id: SampleId
     turn: int
+    group: str | None = None
+    criterion: str | None = None  # which of several judge requests of one turn
+    repeat: int = 0
+    pair: tuple[str, str] | None = None
+    order: Order | None = None
     prompt_name: str
     messages: list[Message]
     params: dict[str, Any] = Field(default_factory=dict)
@@ -150,6 +184,7 @@ class JudgmentRecord(BaseModel):
     status: Literal["scored", "parse_failed"]
     score: float | None = None
     verdict: str | None = None  # pairwise judgments: "A", "B" or "tie"
+    checklist: list[str] | None = None
     parse_error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     reported_model: str | None = None
@@ -163,15 +198,48 @@ class JudgmentRecord(BaseModel):
     def reasks(self) -> int:
         return max(0, len(self.outputs) - 1)
 
+    def pair_models(self) -> tuple[str, str] | None:
+        """(model_1, model_2) of a pairwise game (schema-1 records kept it in `meta`)."""
+        if self.pair is not None:
+            return self.pair
+        legacy = self.meta.get("pair")
+        if (
+            isinstance(legacy, list)
+            and len(legacy) == 2
+            and all(isinstance(m, str) for m in legacy)
+        ):
+            return (legacy[0], legacy[1])
+        return None
+
+    def game_order(self) -> Order | None:
+        if self.order is not None:
+            return self.order
+        legacy = self.meta.get("order")
+        return legacy if legacy in ("AB", "BA") else None
+
+    @property
+    def is_game(self) -> bool:
+        return self.pair_models() is not None
+
 
 class FailureRecord(BaseModel):
-    """A request that still failed after all retries. Not final: the next run retries it."""
+    """A request that still failed after all retries. Not final: the next run retries it.
+
+    It names its work by the same fields as the record that would have finished it (absent
+    in schema-1 logs, whose failures carry only their key).
+    """
 
     kind: Literal["failure"] = "failure"
     key: str
     stage: Literal["answer", "judgment"]
     error: str
     attempts: int = 0
+    model: str | None = None
+    sample_id: SampleId | None = None
+    turn: int | None = None
+    group: str | None = None
+    judge: str | None = None
+    pair: tuple[str, str] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli_env, run_cli, shared_data_dir
-from turnbench.benchmarks import REGISTRY
+from turnbench.benchmarks import builtin_benchmarks
 from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 HOSTILE = (
@@ -24,7 +24,7 @@ HOSTILE_JUDGE = 'Refusing. <script>window.__pwned=3</script><img src=y onerror="
 MARKER = "HOSTILE-ANSWER"
 JUDGE_MODEL = "judge-model"
 has_mt_bench_101 = pytest.mark.skipif(
-    "mt-bench-101" not in REGISTRY, reason="MT-Bench-101 is not registered yet"
+    "mt-bench-101" not in builtin_benchmarks(), reason="MT-Bench-101 is not registered yet"
 )
 
 

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from turnbench.backends.base import BackendStats
+from turnbench.benchmarks.base import JudgeTask, Sample, Turn
 from turnbench.errors import RequestFailedError
-from turnbench.judging.reask import followup
+from turnbench.judging.formats import standard_format
+from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.keys import answer_key, judgment_key
 from turnbench.runlog import RunLog
 from turnbench.runner import Budget, RunContext, execute
 from turnbench.types import Completion, Message, RequestParams, Usage
@@ -44,40 +47,38 @@ class CountingBackend:
     async def aclose(self) -> None: ...
 
 
-def _jobs(ctx: RunContext, count: int, kind: str):
+def _jobs(ctx: RunContext, judge: Judge, count: int, kind: str):
     async def one(index: int) -> None:
         messages: list[Message] = [{"role": "user", "content": f"question {index}"}]
+        sample = Sample(id=index, group=None, turns=(Turn(user=f"question {index}"),))
         if kind == "answer":
             await ctx.answer(
-                key=f"a{index}",
+                key=answer_key("m", index, 1),
                 model="m",
-                sample_id=index,
+                sample=sample,
                 turn=1,
                 messages=messages,
                 params=RequestParams(),
             )
         else:
             await ctx.judgment(
-                key=f"j{index}",
-                judge="j",
+                judge,
+                JudgeTask(prompt_name="p", messages=messages),
+                standard_format("rating", "rating-strict"),
+                key=judgment_key(judge.id, "m", index, 1),
                 model="m",
-                sample_id=index,
+                sample=sample,
                 turn=1,
-                prompt_name="p",
-                messages=messages,
-                params=RequestParams(),
-                parser="rating-strict",
-                max_reasks=0,
-                followup=followup("rating"),
             )
 
     return [lambda i=i: one(i) for i in range(count)]
 
 
 def _run(tmp_path: Path, backend: CountingBackend, budget: Budget, kind: str, count: int = 200):
+    judge = Judge(JudgeSettings(spec="fake/j", max_reasks=0), backend)
     with RunLog(tmp_path / "run") as log:
-        ctx = RunContext(log, model_backend=backend, judge_backend=backend, budget=budget)
-        outcome = asyncio.run(execute(_jobs(ctx, count, kind), ctx))
+        ctx = RunContext(log, model_backend=backend, budget=budget)
+        outcome = asyncio.run(execute(_jobs(ctx, judge, count, kind), ctx))
         return outcome, list(log.records)
 
 

@@ -17,7 +17,7 @@ from turnbench.compare import (
     verdict,
 )
 from turnbench.errors import UserError
-from turnbench.report.runs import Entry, Run
+from turnbench.rundir import Entry, Run
 from turnbench.types import FailureRecord, JudgmentRecord
 
 JUDGE = "openai/judge"
@@ -253,8 +253,9 @@ def test_provenance_differences_name_what_changed():
 
 
 def test_pair_samples_reports_samples_without_common_turns():
-    rule = rule_for("mt-bench")
-    base = sample_scores(mt_bench_entry("a", {81: ("writing", [5.0, None])}))
+    base_entry = mt_bench_entry("a", {81: ("writing", [5.0, None])})
+    rule = rule_for(base_entry.run)
+    base = sample_scores(base_entry)
     new = sample_scores(mt_bench_entry("b", {81: ("writing", [None, 6.0])}))
     pairs, skipped = pair_samples(base, new, rule)
     assert pairs == [] and skipped == {"no turn scored in both runs": 1}

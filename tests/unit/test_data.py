@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -120,16 +121,20 @@ def test_download_fetches_and_verifies_into_the_cache(data_dir, tmp_path, monkey
 def test_download_with_extraction(data_dir, tmp_path, monkeypatch):
     pinned = (data_dir / "mt_bench_101/judge_prompts.json").read_bytes()
     source = synthetic_opencompass_source(json.loads(pinned), tmp_path / "never").encode()
-    raw = json.loads(Path(__file__).parents[2].joinpath("src/turnbench/sources.json").read_text())
-    for entry in raw["datasets"]["mt-bench-101"]:
-        if entry.get("extract"):
-            entry["source_sha256"] = hashlib.sha256(source).hexdigest()  # our stand-in source
-            url = entry["url"]
+    _, datasets = load_sources()
+    entries = []
+    for entry in datasets["mt-bench-101"]:
+        if entry.extract:  # our stand-in source
+            entry = dataclasses.replace(entry, source_sha256=hashlib.sha256(source).hexdigest())
+            url = entry.url
+        entries.append(entry)
     with serve_upstream(data_dir, {url: source}) as server:
         monkeypatch.setenv("TURNBENCH_DOWNLOAD_BASE_URL", f"http://127.0.0.1:{server.port}")
         monkeypatch.delenv("TURNBENCH_DATA_DIR", raising=False)
         cache = tmp_path / "cache"
-        DataLocator(None, cache_dir=cache, sources_text=json.dumps(raw)).require("mt-bench-101")
+        DataLocator(None, cache_dir=cache, datasets={"mt-bench-101": entries}).require(
+            "mt-bench-101"
+        )
     assert (cache / "mt_bench_101/judge_prompts.json").read_bytes() == pinned
 
 

@@ -19,7 +19,7 @@ from turnbench.export import (
     render_jsonl,
     write_fastchat,
 )
-from turnbench.report.runs import Run
+from turnbench.rundir import Run
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord
 
 JUDGE = "openai/gpt-4"

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.base import Settings
-from turnbench.benchmarks.mt_bench_101 import MTBench101, select_dialogues
-from turnbench.benchmarks.mt_bench_101_data import DIALOGUES, JUDGE_PROMPTS, Dialogue
-from turnbench.config import SamplingConfig
+from turnbench.answers import load_answer_sets
+from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings
+from turnbench.benchmarks.mt_bench_101.benchmark import MTBench101, select_dialogues
+from turnbench.benchmarks.mt_bench_101.data import DIALOGUES, JUDGE_PROMPTS, Dialogue
+from turnbench.dialogue import Work
 from turnbench.errors import UserError
+from turnbench.judging.judge import JudgeSettings
+from turnbench.types import SamplingConfig
 
 # docs: shared/data/README.md
 DIALOGUES_PER_TASK = {
@@ -35,13 +38,18 @@ SKIP_FIRST = {"CM", "AR", "CR", "FR", "SC", "SA"}
 
 def make_benchmark(data_dir: Path, limit: int | None = None, **options: str) -> MTBench101:
     files = {DIALOGUES: data_dir / DIALOGUES, JUDGE_PROMPTS: data_dir / JUDGE_PROMPTS}
-    settings = Settings(
-        judge="openai/judge",
-        answer_sampling=SamplingConfig(max_tokens=1024),
-        limit=limit,
-        options=dict(options),
+    settings = BenchmarkSettings(
+        answer=SamplingConfig(max_tokens=1024), limit=limit, options=dict(options)
     )
     return MTBench101(files, settings)
+
+
+def planned_keys(benchmark: MTBench101, mode: str, models: list[str]) -> dict[str, set[str]]:
+    judges = [JudgeSettings(spec="openai/judge")]
+    if mode == "run":
+        return Work(benchmark, judges, "run", model=models[0]).planned_keys()
+    sets = [AnswerSet(model=m, path=Path(m), sha256="", turns={}) for m in models]
+    return Work(benchmark, judges, "judge", answer_sets=sets).planned_keys()
 
 
 def test_real_data_counts(data_dir):
@@ -57,10 +65,10 @@ def test_real_data_counts(data_dir):
         total = sum(len(d.history) for d in benchmark.dialogues if d.task == task)
         assert per_task_turns[task] == total - (dialogues if task in SKIP_FIRST else 0)
     assert all(t >= 2 for d, t in benchmark.turns if d.task in SKIP_FIRST)
-    keys = benchmark.planned_keys("run", ["m"])
+    keys = planned_keys(benchmark, "run", ["m"])
     assert len(keys["answers"]) == len(keys["judgments"]) == 3615
-    assert benchmark.planned_keys("judge", ["a", "b"]).keys() == {"judgments"}
-    assert len(benchmark.planned_keys("judge", ["a", "b"])["judgments"]) == 2 * 3615
+    assert planned_keys(benchmark, "judge", ["a", "b"]).keys() == {"judgments"}
+    assert len(planned_keys(benchmark, "judge", ["a", "b"])["judgments"]) == 2 * 3615
 
 
 def test_limit_takes_the_lowest_ids_of_every_task(data_dir):
@@ -94,7 +102,8 @@ def test_options_are_recorded_and_checked(data_dir):
 
 
 def test_answer_temperature_defaults_to_zero(data_dir):
-    params = make_benchmark(data_dir).answer_params()
+    benchmark = make_benchmark(data_dir)
+    params = benchmark.answer_params(benchmark.samples[0])
     assert (params.temperature, params.max_tokens, params.n) == (0.0, 1024, 1)
 
 
@@ -112,7 +121,7 @@ def planned_rows(benchmark: MTBench101) -> list[dict]:
 def test_valid_answer_file(data_dir, tmp_path):
     benchmark = make_benchmark(data_dir, limit=1)
     rows = planned_rows(benchmark)
-    (answer_set,) = benchmark.load_answers(write(tmp_path / "my-model.jsonl", rows))
+    (answer_set,) = load_answer_sets(benchmark, write(tmp_path / "my-model.jsonl", rows))
     assert answer_set.model == "my-model"
     assert answer_set.turns[rows[0]["id"]][rows[0]["turn"]] == rows[0]["answer"]
     assert sum(len(t) for t in answer_set.turns.values()) == len(benchmark.turns) == 30
@@ -136,7 +145,7 @@ def test_every_bad_row_is_reported_with_its_line(data_dir, tmp_path):
     ]
     path = write(tmp_path / "bad.jsonl", bad)
     with pytest.raises(UserError) as caught:
-        benchmark.load_answers(path)
+        load_answer_sets(benchmark, path)
     message = caught.value.message
     assert f"{path} has 9 problems" in message
     for line, text in [
@@ -158,14 +167,14 @@ def test_missing_planned_turns_are_listed(data_dir, tmp_path):
     rows = planned_rows(benchmark)
     path = write(tmp_path / "short.jsonl", rows[:-2])
     with pytest.raises(UserError, match="no answers for 2 planned turn"):
-        benchmark.load_answers(path)
+        load_answer_sets(benchmark, path)
 
 
 def test_malformed_json_is_reported(data_dir, tmp_path):
     benchmark = make_benchmark(data_dir, limit=1)
     path = write(tmp_path / "broken.jsonl", [*planned_rows(benchmark), '{"id": 1,'])
     with pytest.raises(UserError, match=r"broken\.jsonl:31: malformed JSON"):
-        benchmark.load_answers(path)
+        load_answer_sets(benchmark, path)
 
 
 def test_folder_gives_one_model_per_file(data_dir, tmp_path):
@@ -174,4 +183,4 @@ def test_folder_gives_one_model_per_file(data_dir, tmp_path):
     folder.mkdir()
     write(folder / "alpha.jsonl", planned_rows(benchmark))
     write(folder / "beta.jsonl", planned_rows(benchmark))
-    assert [s.model for s in benchmark.load_answers(folder)] == ["alpha", "beta"]
+    assert [s.model for s in load_answer_sets(benchmark, folder)] == ["alpha", "beta"]

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.base import Settings
+from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.mt_bench_101 import MTBench101
-from turnbench.benchmarks.mt_bench_101_data import DIALOGUES, JUDGE_PROMPTS, Dialogue
-from turnbench.config import SamplingConfig
+from turnbench.benchmarks.mt_bench_101.data import DIALOGUES, JUDGE_PROMPTS, Dialogue
+from turnbench.dialogue import earlier_pairs
+from turnbench.types import SamplingConfig
 
 # Whitespace around (stripped by the reference), braces and slot names inside (kept verbatim).
 ANSWER = "\n  My answer with {braces}, {history} and {ref_answer} inside.  \n"
@@ -42,12 +43,22 @@ def first_of_each_task(data_dir: Path) -> dict[str, dict]:
 
 def make_benchmark(data_dir: Path, **options: str) -> MTBench101:
     files = {DIALOGUES: data_dir / DIALOGUES, JUDGE_PROMPTS: data_dir / JUDGE_PROMPTS}
-    settings = Settings(
-        judge="openai/judge",
-        answer_sampling=SamplingConfig(max_tokens=1024),
-        options=dict(options),
-    )
+    settings = BenchmarkSettings(answer=SamplingConfig(max_tokens=1024), options=dict(options))
     return MTBench101(files, settings)
+
+
+def judge_request(benchmark: MTBench101, dialogue: Dialogue, turn: int, answer: str, own: dict):
+    """(prompt name, messages) judging `answer` in the conversation it answered."""
+    sample = benchmark._sample(dialogue)
+    earlier = earlier_pairs(sample, turn, benchmark.history, own)
+    (task,) = benchmark.judge_tasks(sample, turn, earlier, answer)
+    return task.prompt_name, task.messages
+
+
+def answer_request(benchmark: MTBench101, dialogue: Dialogue, turn: int, own: dict):
+    sample = benchmark._sample(dialogue)
+    earlier = earlier_pairs(sample, turn, benchmark.history, own)
+    return benchmark.answer_messages(sample, turn, earlier)
 
 
 def add_format(question: str, answer: str) -> list[dict]:
@@ -108,7 +119,7 @@ def test_judge_request_matches_the_reference_construction(data_dir, raw, first_o
     if task in raw["skip_first_turn_tasks"]:
         assert planned[0] == 2  # the golden first turn is context only
     for reference in expected:
-        name, messages = benchmark.judge_request(dialogue, reference["turn"], ANSWER, {})
+        name, messages = judge_request(benchmark, dialogue, reference["turn"], ANSWER, {})
         assert messages == [
             {"role": "system", "content": reference["system_prompt"]},
             {
@@ -127,8 +138,8 @@ def test_mr_reference_modes(data_dir, first_of_each_task):
     answer_mode = make_benchmark(data_dir, reference_mode="golden-answer")
     dialogue = compat.by_id[row["id"]]
 
-    _, compat_messages = compat.judge_request(dialogue, turn, ANSWER, {})
-    name, golden_messages = answer_mode.judge_request(dialogue, turn, ANSWER, {})
+    _, compat_messages = judge_request(compat, dialogue, turn, ANSWER, {})
+    name, golden_messages = judge_request(answer_mode, dialogue, turn, ANSWER, {})
     assert name == "mtbench101-MR+ref-golden-answer"
     # compat: the Python list of the golden dialogue up to and including this turn
     listing = str([m for t in row["history"][:turn] for m in add_format(t["user"], t["bot"])])
@@ -150,7 +161,7 @@ def test_compat_reference_omits_empty_golden_answers(data_dir):
             "history": [{"user": "u1", "bot": ""}, {"user": "u2", "bot": "b2"}],
         }
     )
-    _, messages = benchmark.judge_request(dialogue, 2, " a ", {})
+    _, messages = judge_request(benchmark, dialogue, 2, " a ", {})
     expected = "[{'role': 'user', 'content': 'u1'}, {'role': 'user', 'content': 'u2'}, "
     expected += "{'role': 'assistant', 'content': 'b2'}]"
     assert f" ### \n {expected} \n ###" in messages[1]["content"]
@@ -172,7 +183,7 @@ def test_golden_context_answer_request(data_dir, first_of_each_task):
             {"role": "assistant", "content": earlier["bot"]},
         ]
     expected.append({"role": "user", "content": row["history"][turn - 1]["user"]})
-    assert benchmark.answer_request(dialogue, turn, {}) == expected
+    assert answer_request(benchmark, dialogue, turn, {}) == expected
 
 
 def test_self_context_uses_own_answers_but_keeps_a_skipped_golden_first_turn(data_dir):
@@ -181,14 +192,14 @@ def test_self_context_uses_own_answers_but_keeps_a_skipped_golden_first_turn(dat
     skip = Dialogue.model_validate({"task": "SC", "id": 90001, "history": history})
     plain = Dialogue.model_validate({"task": "IC", "id": 90002, "history": history})
     own = {1: "mine1", 2: "mine2"}
-    assert benchmark.answer_request(skip, 3, own) == [
+    assert answer_request(benchmark, skip, 3, own) == [
         {"role": "user", "content": "u1"},
         {"role": "assistant", "content": "golden1"},
         {"role": "user", "content": "u2"},
         {"role": "assistant", "content": "mine2"},
         {"role": "user", "content": "u3"},
     ]
-    assert [m["content"] for m in benchmark.answer_request(plain, 3, own)] == [
+    assert [m["content"] for m in answer_request(benchmark, plain, 3, own)] == [
         "u1",
         "mine1",
         "u2",
@@ -196,7 +207,7 @@ def test_self_context_uses_own_answers_but_keeps_a_skipped_golden_first_turn(dat
         "u3",
     ]
     # the judge sees the conversation the model really had
-    _, messages = benchmark.judge_request(plain, 3, "a3", own)
+    _, messages = judge_request(benchmark, plain, 3, "a3", own)
     assert (
         "Assistant: mine1\n\n Human: u2\n\nAssistant: mine2\n\n Human: u3"
         in (messages[1]["content"])
@@ -205,14 +216,11 @@ def test_self_context_uses_own_answers_but_keeps_a_skipped_golden_first_turn(dat
 
 def test_system_prompt_only_when_asked(data_dir):
     files = {DIALOGUES: data_dir / DIALOGUES, JUDGE_PROMPTS: data_dir / JUDGE_PROMPTS}
-    settings = Settings(
-        judge="openai/judge",
-        answer_sampling=SamplingConfig(max_tokens=1024, system_prompt="Be brief."),
-    )
+    settings = BenchmarkSettings(answer=SamplingConfig(max_tokens=1024, system_prompt="Be brief."))
     benchmark = MTBench101(files, settings)
     dialogue = benchmark.by_id[1]
-    assert benchmark.answer_request(dialogue, 1, {})[0] == {
+    assert answer_request(benchmark, dialogue, 1, {})[0] == {
         "role": "system",
         "content": "Be brief.",
     }
-    assert make_benchmark(data_dir).answer_request(dialogue, 1, {})[0]["role"] == "user"
+    assert answer_request(make_benchmark(data_dir), dialogue, 1, {})[0]["role"] == "user"

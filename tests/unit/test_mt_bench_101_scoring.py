@@ -6,17 +6,35 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.base import Settings
-from turnbench.benchmarks.mt_bench_101 import MTBench101, judgment_key
-from turnbench.benchmarks.mt_bench_101_data import DIALOGUES, JUDGE_PROMPTS
-from turnbench.benchmarks.mt_bench_101_scoring import (
+from turnbench.benchmarks.base import BenchmarkSettings
+from turnbench.benchmarks.mt_bench_101 import MTBench101
+from turnbench.benchmarks.mt_bench_101.data import DIALOGUES, JUDGE_PROMPTS
+from turnbench.benchmarks.mt_bench_101.scoring import (
     TASK_CODES,
     TurnOutcome,
     score_tables,
     stratified_bootstrap_ci,
 )
-from turnbench.config import RunConfig, SamplingConfig
+from turnbench.config import RunConfig
+from turnbench.dialogue import Work
+from turnbench.judging.judge import JudgeSettings
+from turnbench.keys import judgment_key
+from turnbench.results import LogView, model_results
 from turnbench.types import JudgmentRecord
+
+
+def results_of(benchmark: MTBench101, records: list, parser: str = "strict") -> dict:
+    """The model's results, rebuilt from `records` as a run rebuilds them."""
+    judges = [JudgeSettings(spec="openai/j", parser=parser)]  # type: ignore[arg-type]
+    config = RunConfig(
+        benchmark="mt-bench-101",
+        mode="run",
+        model="m",
+        judges=judges,
+        options=benchmark.config_options(),
+    )
+    work = Work(benchmark, judges, "run", model="m")
+    return model_results(work, config, LogView(records), "m")
 
 
 def scored(task: str, dialogue: int, turn: int, score: float) -> TurnOutcome:
@@ -159,7 +177,7 @@ def test_stratified_bootstrap():
 # -- the same rules through the benchmark's results, from log records -------------------------
 def results_for(data_dir: Path, parser: str, failed_key: tuple[int, int] | None) -> dict:
     files = {DIALOGUES: data_dir / DIALOGUES, JUDGE_PROMPTS: data_dir / JUDGE_PROMPTS}
-    benchmark = MTBench101(files, Settings(judge="openai/j", parser=parser, limit=1))
+    benchmark = MTBench101(files, BenchmarkSettings(parser=parser, limit=1))  # type: ignore[arg-type]
     records = []
     for dialogue, turn in benchmark.turns:
         score = float(1 + (dialogue.id + turn) % 10)
@@ -180,16 +198,7 @@ def results_for(data_dir: Path, parser: str, failed_key: tuple[int, int] | None)
                 parse_error="no rating" if failed else None,
             )
         )
-    config = RunConfig(
-        benchmark="mt-bench-101",
-        mode="run",
-        model="m",
-        judge="openai/j",
-        parser=parser,  # type: ignore[arg-type]
-        judge_sampling=SamplingConfig(max_tokens=2048),
-        options=benchmark.config_options(),
-    )
-    return benchmark.model_results(records, config, "m")
+    return results_of(benchmark, records, parser)
 
 
 def test_model_results_counts_a_failed_turn(data_dir):
@@ -219,16 +228,8 @@ def test_model_results_counts_a_failed_turn(data_dir):
 
 def test_model_results_without_judgments_is_pending(data_dir):
     files = {DIALOGUES: data_dir / DIALOGUES, JUDGE_PROMPTS: data_dir / JUDGE_PROMPTS}
-    benchmark = MTBench101(files, Settings(judge="openai/j", limit=1))
-    config = RunConfig(
-        benchmark="mt-bench-101",
-        mode="run",
-        model="m",
-        judge="openai/j",
-        judge_sampling=SamplingConfig(max_tokens=2048),
-        options=benchmark.config_options(),
-    )
-    results = benchmark.model_results([], config, "m")
+    benchmark = MTBench101(files, BenchmarkSettings(limit=1))
+    results = results_of(benchmark, [])
     assert results["complete"] is False
     assert results["counts"]["pending"] == 30 and results["counts"]["incomplete_dialogues"] == 13
     assert results["overall"] is None and results["overall_ci95"] is None

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.mt_bench import judge_prompt_name, render_single_judgment
-from turnbench.benchmarks.mt_bench_data import JudgePrompt, Question
+from turnbench.benchmarks.mt_bench.data import JudgePrompt, Question
+from turnbench.benchmarks.mt_bench.prompts import judge_prompt_name, render_single_judgment
 
 # Unstripped, with braces and a format-looking slot: must reach the judge verbatim.
 ANSWER_1 = "  First answer with {braces} and {question} inside.\n"
@@ -80,7 +80,7 @@ def test_single_prompts_byte_for_byte(prompts, name, turn, with_reference, slots
     official = prompts[name]
     messages = render_single_judgment(
         JudgePrompt.model_validate(official),
-        QUESTION,
+        QUESTION.turns,
         [ANSWER_1, ANSWER_2],
         [REF_1, REF_2] if with_reference else None,
         turn,

@@ -2,12 +2,11 @@
 
 import pytest
 
-from turnbench.benchmarks.mt_bench import (
-    answer_messages,
-    answer_temperature,
-    select_questions,
-)
-from turnbench.benchmarks.mt_bench_data import Question
+from turnbench.benchmarks.base import BenchmarkSettings, Sample, Turn, select_first
+from turnbench.benchmarks.mt_bench.benchmark import MTBench, answer_temperature
+from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, Question
+from turnbench.dialogue import earlier_pairs
+from turnbench.types import SamplingConfig
 
 
 @pytest.mark.parametrize(
@@ -29,28 +28,37 @@ def test_category_temperatures(category, temperature):
 
 
 QUESTION = Question(question_id=81, category="writing", turns=["q1", "q2"])
+SAMPLE = MTBench._sample(QUESTION)
 
 
-def test_turn_two_sees_the_models_own_first_answer():
-    assert answer_messages(None, QUESTION, ["my a1"], 2) == [
+def answer_messages(data_dir, system_prompt, own, turn):
+    files = {name: data_dir / name for name in (QUESTIONS, REFERENCES, JUDGE_PROMPTS)}
+    sampling = SamplingConfig(max_tokens=1024, system_prompt=system_prompt)
+    benchmark = MTBench(files, BenchmarkSettings(answer=sampling))
+    earlier = earlier_pairs(SAMPLE, turn, benchmark.history, dict(enumerate(own, start=1)))
+    return benchmark.answer_messages(SAMPLE, turn, earlier)
+
+
+def test_turn_two_sees_the_models_own_first_answer(data_dir):
+    assert answer_messages(data_dir, None, ["my a1"], 2) == [
         {"role": "user", "content": "q1"},
         {"role": "assistant", "content": "my a1"},
         {"role": "user", "content": "q2"},
     ]
 
 
-def test_system_prompt_only_when_asked():
-    assert answer_messages(None, QUESTION, [], 1) == [{"role": "user", "content": "q1"}]
-    assert answer_messages("Be brief.", QUESTION, [], 1)[0] == {
+def test_system_prompt_only_when_asked(data_dir):
+    assert answer_messages(data_dir, None, [], 1) == [{"role": "user", "content": "q1"}]
+    assert answer_messages(data_dir, "Be brief.", [], 1)[0] == {
         "role": "system",
         "content": "Be brief.",
     }
 
 
 def test_limit_takes_the_first_questions_of_every_category():
-    questions = [
-        Question(question_id=i, category=c, turns=["a", "b"])
+    samples = [
+        Sample(id=i, group=c, turns=(Turn("a"), Turn("b")))
         for i, c in enumerate(["w", "w", "w", "m", "m", "r"])
     ]
-    assert [q.question_id for q in select_questions(questions, 2)] == [0, 1, 3, 4, 5]
-    assert len(select_questions(questions, None)) == 6
+    assert [s.id for s in select_first(samples, 2)] == [0, 1, 3, 4, 5]
+    assert len(select_first(samples, None)) == 6

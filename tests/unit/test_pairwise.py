@@ -7,24 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks import Settings
-from turnbench.benchmarks.base import AnswerSet
+from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings
 from turnbench.benchmarks.mt_bench import MTBench
-from turnbench.benchmarks.mt_bench_data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, JudgePrompt
-from turnbench.benchmarks.mt_bench_data import Question as MTQuestion
-from turnbench.benchmarks.mt_bench_pairwise import MTBenchPairwise, pairwise_plan
+from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, JudgePrompt
+from turnbench.benchmarks.mt_bench.data import Question as MTQuestion
+from turnbench.benchmarks.mt_bench.prompts import pair_prompt_name, render_pairwise_judgment
+from turnbench.config import RunConfig
+from turnbench.dialogue import Work
 from turnbench.errors import UserError
+from turnbench.judging.judge import JudgeSettings
 from turnbench.judging.pairwise import (
     PairOutcome,
     Tally,
     combine_games,
-    game_key,
     game_winner,
     logged_pairs,
-    pair_prompt_name,
-    render_pairwise_judgment,
 )
 from turnbench.judging.parsers import parse_verdict_fastchat, parse_verdict_strict
+from turnbench.keys import game_key
+from turnbench.results import LogView, pairwise_results
 from turnbench.types import JudgmentRecord
 
 # -- prompts -------------------------------------------------------------------------------
@@ -96,7 +97,7 @@ def official(data_dir: Path) -> dict[str, dict]:
 def test_pairwise_prompts_are_the_official_texts(official, name, turn, refs, slots):
     row = official[name]
     messages = render_pairwise_judgment(
-        JudgePrompt.model_validate(row), QUESTION, [A1, A2], [B1, B2], refs, turn
+        JudgePrompt.model_validate(row), QUESTION.turns, [A1, A2], [B1, B2], refs, turn
     )
     assert messages == [
         {"role": "system", "content": row["system_prompt"]},
@@ -219,7 +220,22 @@ JUDGE = "openai/judge"
 @pytest.fixture(scope="module")
 def mt_bench(data_dir: Path) -> MTBench:
     files = {name: data_dir / name for name in (QUESTIONS, REFERENCES, JUDGE_PROMPTS)}
-    return MTBench(files, Settings(judge=JUDGE, limit=1))
+    return MTBench(files, BenchmarkSettings(limit=1))
+
+
+def pairwise_plan(
+    benchmark: MTBench, mode: str, baseline: str | None, sets: list[AnswerSet]
+) -> Work:
+    """The work of a pairwise judge-only run (validated as the CLI validates it)."""
+    judges = [JudgeSettings(spec=JUDGE)]
+    return Work(
+        benchmark,
+        judges,
+        "judge",
+        judging=mode,
+        answer_sets=sets,
+        baseline=baseline,  # type: ignore[arg-type]
+    )
 
 
 def game(
@@ -275,7 +291,10 @@ def test_logged_pairs_combines_only_complete_pairs():
 
 
 def test_results_tally_counts_exclusions_and_pending(mt_bench):
-    plan = MTBenchPairwise(mt_bench, "pairwise", "base", ["mine", "base"])
+    plan = pairwise_plan(
+        mt_bench, "pairwise", "base", [answer_set("mine", mt_bench), answer_set("base", mt_bench)]
+    )
+    config = RunConfig(benchmark="mt-bench", mode="judge", judging="pairwise", judges=plan.judges)
     pair = ("mine", "base")
     records = [
         game(81, 1, pair, "AB", "A"),
@@ -290,7 +309,7 @@ def test_results_tally_counts_exclusions_and_pending(mt_bench):
         game(101, 1, pair, "BA", None),  # parse failure: pair left out
         game(101, 2, pair, "AB", "A"),  # BA game never finished: pending
     ]
-    results = plan.results(records, JUDGE)
+    results = pairwise_results(plan, config, LogView(records))
     assert list(results["models"]) == ["mine"]  # the baseline has no row of its own
     row = results["models"]["mine"]
     assert (row["win"], row["loss"], row["tie"], row["inconsistent"]) == (1, 1, 2, 1)
@@ -333,7 +352,7 @@ def answer_set(name: str, mt_bench: MTBench) -> AnswerSet:
         model=name,
         path=Path(name),
         sha256="0",
-        answers={q.question_id: ["a", "b"] for q in mt_bench.planned},
+        turns={s.id: {1: "a", 2: "b"} for s in mt_bench.samples},
     )
 
 

@@ -1,233 +1,329 @@
-"""What every benchmark provides to the CLI and the runner.
+"""What a benchmark is: rules and content, declared; the engine (`turnbench.dialogue`) runs it.
 
-A benchmark is rules (code) over content (data files). It plans work as one coroutine per
-sample, interprets answer files for judge-only runs, and turns log records into
-results.json. Everything else (resume, retries, logging, progress) is shared.
+A benchmark declares
+- its samples: dialogues of turns (the user's message, the dataset's own answer, whether the
+  model is asked that turn and whether it is judged), read from its data files;
+- how the model is asked: the history it sees (`golden`: the dataset's answers to earlier
+  turns, every judged turn independent; `self`: its own earlier answers, turns in order), the
+  messages of a turn, the sampling per sample;
+- which judge requests a judged turn gets (prompt, messages, the kind of verdict and the
+  parser that reads it), and for pairwise judging the request comparing two answers;
+- how judged turns aggregate into its scores, its comparison rule, what its report shows
+  and its terminal table;
+- how its answer files are read, for judge-only runs.
+
+Everything else (resume, retries, logging, judge-only runs, pairwise games, estimates, the
+shared parts of results) belongs to the engine. A benchmark written outside turnbench
+subclasses `Benchmark` and is named `package.module:ClassName` on the command line.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal
 
-from turnbench.config import RunConfig, SamplingConfig
+from turnbench.data import DataFile
 from turnbench.errors import UserError
-from turnbench.judging.reask import Followup, followup
-from turnbench.runner import RunContext
-from turnbench.types import JudgmentRecord, LogRecord, Message, RequestParams, SampleId
+from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
+from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
 
-Job = Callable[[], Awaitable[None]]
-CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
+History = Literal["golden", "self"]
+Pair = tuple[str, str]  # (user message, assistant answer) of an earlier turn
+ParserTable = Mapping[VerdictKind, Mapping[ParserMode, str]]
 
 
-@dataclass
-class Settings:
-    """Choices that shape requests, resolved from flags before the run starts."""
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a sample. `asked`: the model answers it (else the dataset's `golden`
+    answer is context only); `judged`: its answer is judged."""
 
-    judge: str
-    parser: str = "strict"  # "strict" or "compat"
-    max_reasks: int = 2
-    answer_sampling: SamplingConfig | None = None
-    judge_sampling: SamplingConfig = field(
-        default_factory=lambda: SamplingConfig(temperature=0.0, max_tokens=2048)
-    )
-    limit: int | None = None
-    reference_file: Path | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    user: str
+    golden: str | None = None
+    asked: bool = True
+    judged: bool = True
 
-    def judge_params(self) -> RequestParams:
-        sampling = self.judge_sampling
-        return RequestParams(
-            temperature=sampling.temperature,
-            max_tokens=sampling.max_tokens,
-            n=1,
-            extra=sampling.extra,
-        )
 
-    def reask_params(self) -> RequestParams:
-        """A re-ask only needs the rating or verdict; its token limit can be lower."""
-        limit = self.judge_sampling.reask_max_tokens
-        params = self.judge_params()
-        return params if limit is None else params.model_copy(update={"max_tokens": limit})
+@dataclass(frozen=True)
+class Sample:
+    """One question or dialogue. `source` is the benchmark's own object for it."""
+
+    id: SampleId
+    group: str | None
+    turns: tuple[Turn, ...]
+    source: Any = field(default=None, compare=False, repr=False)
+
+    def asked_turns(self) -> list[int]:
+        return [number for number, turn in enumerate(self.turns, 1) if turn.asked]
+
+    def judged_turns(self) -> list[int]:
+        return [number for number, turn in enumerate(self.turns, 1) if turn.asked and turn.judged]
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One judge request for a judged turn (or a pairwise comparison)."""
+
+    prompt_name: str
+    messages: list[Message]
+    kind: VerdictKind = "rating"
+    criterion: str | None = None  # tells apart several requests of one turn
+    items: int | None = None  # checklist length
+
+
+@dataclass(frozen=True)
+class ComparisonRule:
+    """How `turnbench compare` pairs and aggregates this benchmark's samples."""
+
+    combine: Literal["mean", "min"] = "mean"  # judged turns -> one sample score
+    overall: Literal["mean", "mean_of_groups"] = "mean"  # samples -> overall
+    need_complete: bool = False  # pair only samples with no failed or missing turn
+    score_range: tuple[float, float] = (1.0, 10.0)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of the report, declared as data; `report/` renders it.
+
+    kind: "radar" or "bars" over `field` (a {group: score} table), "turn_bars" over
+    `field` ({group: {turn: score}}, one panel per model), "turn_lines" over `field`
+    ({group: {turn: score}}, one panel per group), "ability_bars" over `field` with `order`.
+    """
+
+    kind: Literal["radar", "bars", "turn_bars", "turn_lines"]
+    field: str
+    title: str
+    alt: str
+    order: tuple[str, ...] = ()
+    horizontal: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """A table of the report: one row per key of `field`, one column per model.
+
+    `turn_field` adds per-turn columns (turns `turns`); `total_field`/`total_turn_field`
+    give the closing "overall" row; `notes` label rows (e.g. "(tier 1)").
+    """
+
+    title: str | None
+    field: str
+    turn_field: str | None = None
+    turns: tuple[str, ...] = ()
+    total_field: str | None = None
+    total_turn_field: str | None = None
+    row_title: str = "group"
+    row_notes: Mapping[str, str] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """What the HTML report shows for this benchmark."""
+
+    charts: tuple[Chart, ...] = ()
+    tables: tuple[ScoreTable, ...] = ()
+    overall_note: str = "mean judge score over all scored turns"
+    summary_fields: tuple[str, ...] = ()  # extra results keys shown beside the overall
 
 
 @dataclass
 class AnswerSet:
-    """Answers of one model read from a file: sample id -> one text per turn."""
+    """Answers of one model read from a file or a run directory: sample id -> turn -> text."""
 
     model: str
     path: Path
     sha256: str
-    answers: dict[Any, list[str]]
+    turns: dict[SampleId, dict[int, str]]
 
 
 @dataclass
-class PlanEstimate:
-    answers: int
-    judgments: int
-    answer_prompt_tokens: int
-    answer_completion_tokens: int
-    judge_prompt_tokens: int
-    judge_completion_tokens: int
-    notes: list[str] = field(default_factory=list)
+class BenchmarkSettings:
+    """Choices that shape a benchmark's requests, resolved before the run starts."""
+
+    parser: ParserMode = "strict"
+    limit: int | None = None
+    answer: SamplingConfig | None = None  # None in judge-only runs
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def package_sources(package: str) -> list[DataFile]:
+    """The data files a benchmark package declares in its `sources.json`."""
+    text = resources.files(package).joinpath("sources.json").read_text("utf-8")
+    return [DataFile(**entry) for entry in json.loads(text)["files"]]
+
+
+def select_first(samples: Sequence[Sample], limit: int | None) -> list[Sample]:
+    """The first `limit` samples of every group (in the given order), or all of them."""
+    if limit is None:
+        return list(samples)
+    taken: dict[str | None, int] = {}
+    chosen = []
+    for sample in samples:
+        if taken.get(sample.group, 0) < limit:
+            taken[sample.group] = taken.get(sample.group, 0) + 1
+            chosen.append(sample)
+    return chosen
 
 
 class Benchmark(ABC):
-    name: ClassVar[str]
-    dataset: ClassVar[str]  # key of its data files in sources.json
-    description: ClassVar[str]
+    """Rules and content of one benchmark. Subclasses set the class attributes and
+    implement the abstract methods; the defaults cover the common case."""
 
-    def __init__(self, files: dict[str, Path], settings: Settings) -> None:
+    name: ClassVar[str]
+    description: ClassVar[str]
+    sample_noun: ClassVar[str] = "samples"  # "questions", "dialogues"
+    group_kind: ClassVar[str] = "group"  # "category", "task"
+    #: parser registry names per verdict kind and --parser mode
+    parsers: ClassVar[ParserTable] = {
+        "rating": {"strict": "rating-strict", "compat": "rating-strict"},
+        "verdict": {"strict": "verdict-strict", "compat": "verdict-fastchat"},
+    }
+    verdict_kind: ClassVar[VerdictKind] = "rating"  # what single grading asks the judge for
+    default_answer_temperature: ClassVar[float] = 0.0
+    default_max_new_tokens: ClassVar[int] = 1024
+    supports_pairwise: ClassVar[bool] = False
+    comparison: ClassVar[ComparisonRule] = ComparisonRule()
+    report: ClassVar[ReportSpec] = ReportSpec()
+    option_names: ClassVar[frozenset[str]] = frozenset()
+    #: extra export formats its runs support (`turnbench export --format`): "fastchat" for
+    #: benchmarks whose samples are FastChat questions of `turns_per_sample` turns
+    exports: ClassVar[tuple[str, ...]] = ()
+    turns_per_sample: ClassVar[int] = 0
+
+    def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files
         self.settings = settings
+        unknown = sorted(set(settings.options) - self.option_names)
+        if unknown:
+            flags = ", ".join("--" + name.replace("_", "-") for name in unknown)
+            raise UserError(f"{self.name} has no option {flags}")
+        if settings.parser not in ("strict", "compat"):
+            raise UserError(f"unknown parser {settings.parser!r} (use strict or compat)")
 
-    # -- what the run needs to know -------------------------------------------------------
+    # -- content ---------------------------------------------------------------------------
+    @classmethod
+    def data_files(cls) -> list[DataFile]:
+        """The pinned data files this benchmark reads (looked up, verified, downloaded)."""
+        return []
+
+    @property
     @abstractmethod
-    def prompt_versions(self) -> dict[str, str]: ...
+    def samples(self) -> list[Sample]:
+        """The planned samples (after --limit), in order."""
+
+    def all_samples(self) -> list[Sample]:
+        """Every sample of the data (the planned ones are a subset); for reports."""
+        return self.samples
+
+    @property
+    def history(self) -> History:
+        return "golden"
+
+    # -- asking the model ------------------------------------------------------------------
+    def answer_params(self, sample: Sample) -> RequestParams:
+        sampling = self.settings.answer
+        assert sampling is not None
+        temperature = sampling.temperature
+        if temperature is None:
+            temperature = self.default_answer_temperature
+        return RequestParams(
+            temperature=temperature, max_tokens=sampling.max_tokens, n=1, extra=sampling.extra
+        )
+
+    def answer_messages(self, sample: Sample, turn: int, earlier: Sequence[Pair]) -> list[Message]:
+        """[system?, user1, assistant1, ..., user_turn]: chat messages for one answer."""
+        sampling = self.settings.answer
+        messages: list[Message] = []
+        if sampling is not None and sampling.system_prompt is not None:
+            messages.append({"role": "system", "content": sampling.system_prompt})
+        for question, answer in earlier:
+            messages.append({"role": "user", "content": question})
+            messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": sample.turns[turn - 1].user})
+        return messages
+
+    # -- judging ---------------------------------------------------------------------------
+    @abstractmethod
+    def judge_tasks(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
+    ) -> list[JudgeTask]:
+        """The judge requests for the answer to `turn`, given the conversation before it."""
+
+    def pair_task(
+        self,
+        sample: Sample,
+        turn: int,
+        conversation_a: tuple[Sequence[Pair], str],
+        conversation_b: tuple[Sequence[Pair], str],
+    ) -> JudgeTask:
+        """The request comparing two models' answers to `turn` (A first)."""
+        raise UserError(f"pairwise judging is not available for --benchmark {self.name}")
+
+    def check_pairwise(self) -> None:
+        """Refuse a pairwise run before anything is written, if it cannot be judged."""
+        if not self.supports_pairwise:
+            raise UserError(f"pairwise judging is not available for --benchmark {self.name}")
+
+    def reply_format(self, task: JudgeTask) -> ReplyFormat:
+        parser = self.parsers[task.kind][self.settings.parser]
+        return standard_format(task.kind, parser)
 
     @abstractmethod
+    def prompt_versions(self) -> dict[str, str]:
+        """Names and versions of the judge prompts and parser (part of the run identity)."""
+
+    def pairwise_prompt_versions(self) -> dict[str, str]:
+        return self.prompt_versions()
+
     def config_options(self) -> dict[str, Any]:
         """Benchmark settings that must not change when a run is resumed."""
+        return {}
 
     def reference_sha256(self) -> str | None:
         return None
 
-    def rating_followup(self) -> Followup:
-        return followup("rating")
-
-    #: registry names of the rating parser for `--parser strict` and `--parser compat`
-    PARSERS: ClassVar[dict[str, str]]
-
-    @property
-    def parser_name(self) -> str:
-        return self.PARSERS[self.settings.parser]
-
-    async def rate(
-        self,
-        ctx: RunContext,
-        *,
-        key: str,
-        model: str,
-        sample_id: SampleId,
-        turn: int,
-        prompt_name: str,
-        messages: list[Message],
-        meta: dict[str, Any],
-    ) -> JudgmentRecord | None:
-        """One single-grading judgment with this run's judge, parser and re-ask settings."""
-        return await ctx.judgment(
-            key=key,
-            judge=self.settings.judge,
-            model=model,
-            sample_id=sample_id,
-            turn=turn,
-            prompt_name=prompt_name,
-            messages=messages,
-            params=self.settings.judge_params(),
-            parser=self.parser_name,
-            max_reasks=self.settings.max_reasks,
-            followup=self.rating_followup(),
-            reask_params=self.settings.reask_params(),
-            meta=meta,
-        )
-
-    # -- planning --------------------------------------------------------------------------
+    # -- answer files ----------------------------------------------------------------------
     @abstractmethod
-    def run_jobs(self, ctx: RunContext, model: str) -> list[Job]:
-        """Generate the model's answers and judge them."""
-
-    @abstractmethod
-    def judge_jobs(self, ctx: RunContext, answer_sets: list[AnswerSet]) -> list[Job]:
-        """Judge answers read from files."""
-
-    @abstractmethod
-    def planned_keys(self, mode: str, models: list[str]) -> dict[str, set[str]]:
-        """Log keys of the planned work per stage ("answers", "judgments")."""
-
-    @abstractmethod
-    def estimate(self, mode: str, models: int) -> PlanEstimate: ...
-
-    @abstractmethod
-    def load_answers(self, path: Path) -> list[AnswerSet]:
-        """Answer files (a file or a folder of them), validated against the benchmark."""
+    def load_answer_file(self, path: Path) -> AnswerSet:
+        """One answer file (one model, named after the file), validated."""
 
     # -- results ---------------------------------------------------------------------------
+    def describe(self, sample: Sample) -> dict[str, Any]:
+        """How results name a sample (e.g. in `parse_failures`)."""
+        return {"sample_id": sample.id}
+
     @abstractmethod
-    def model_results(
-        self, records: list[LogRecord], config: RunConfig, model: str
-    ) -> dict[str, Any]:
-        """The results object of one model, rebuilt from the log."""
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+        """This benchmark's score tables for one model (unrounded): at least `overall` and
+        `overall_ci95`; may add `counts` entries under the key `counts`."""
 
-    def render_table(self, results: dict[str, Any]) -> Any:
-        """A rich renderable of one model's results."""
-        raise NotImplementedError
+    def results_header(self) -> dict[str, Any]:
+        """Keys shown right after `benchmark`/`model`/`judge`/`complete` (e.g. options)."""
+        return {}
 
+    @classmethod
+    def render_table(cls, results: Mapping[str, Any]) -> Any:
+        """A rich renderable of one model's results (a class method: a finished run's
+        results are shown without loading the benchmark's data)."""
+        from turnbench.terminal import generic_table
 
-def require_distinct_models(path: Path, sets: list[AnswerSet]) -> list[AnswerSet]:
-    """Two answer sources under one model name would silently merge; refuse them."""
-    names = [s.model for s in sets]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
-    return sets
+        return generic_table(results)
 
 
-def final_judgments(records: list[LogRecord], judge: str, model: str) -> dict[str, JudgmentRecord]:
-    """Latest judgment per key by `judge` for `model`."""
-    latest: dict[str, JudgmentRecord] = {}
-    for record in records:
-        if isinstance(record, JudgmentRecord) and record.judge == judge and record.model == model:
-            latest[record.key] = record
-    return latest
+@dataclass(frozen=True)
+class JudgedTurn:
+    """One planned judged turn of one model, as the log has it."""
 
-
-class Plan(Protocol):
-    """What one invocation will do: its work, its identity for resuming, its estimate.
-
-    Single grading (`SinglePlan`) and pairwise judging (`MTBenchPairwise`) both provide it,
-    so the session runs either without knowing which.
-    """
-
-    def prompt_versions(self) -> dict[str, str]: ...
-
-    def config_options(self) -> dict[str, Any]: ...
-
-    def planned_keys(self) -> dict[str, set[str]]: ...
-
-    def jobs(self, ctx: RunContext) -> list[Job]: ...
-
-    def estimate(self) -> PlanEstimate: ...
-
-
-class SinglePlan:
-    """Single-answer grading: generate and judge (`run`), or judge answer files (`judge`)."""
-
-    def __init__(
-        self, benchmark: Benchmark, mode: str, model: str | None, answer_sets: list[AnswerSet]
-    ) -> None:
-        self.benchmark = benchmark
-        self.mode = mode
-        self.model = model
-        self.answer_sets = answer_sets
-        self.models = [model] if mode == "run" and model else [s.model for s in answer_sets]
-
-    def prompt_versions(self) -> dict[str, str]:
-        return self.benchmark.prompt_versions()
-
-    def config_options(self) -> dict[str, Any]:
-        return self.benchmark.config_options()
-
-    def planned_keys(self) -> dict[str, set[str]]:
-        return self.benchmark.planned_keys(self.mode, self.models)
-
-    def jobs(self, ctx: RunContext) -> list[Job]:
-        if self.mode == "run":
-            assert self.model is not None
-            return self.benchmark.run_jobs(ctx, self.model)
-        return self.benchmark.judge_jobs(ctx, self.answer_sets)
-
-    def estimate(self) -> PlanEstimate:
-        return self.benchmark.estimate(self.mode, len(self.models) or 1)
+    sample: Sample
+    turn: int
+    status: Literal["scored", "failed", "pending"]
+    score: float | None = None
+    checklist: tuple[str, ...] | None = None
+    reasks: int = 0
+    reason: str | None = None  # why it failed
+    criterion: str | None = None

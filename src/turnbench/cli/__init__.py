@@ -20,8 +20,10 @@ from turnbench.errors import UserError
 
 
 def main() -> None:
+    argv = sys.argv[1:]
     try:
-        app()
+        # the raw arguments let options that follow a --judge attach to it
+        app(args=argv, obj={"argv": argv})
     except KeyboardInterrupt:  # before a run installs its own handler: nothing to clean up
         sys.stderr.write("interrupted\n")
         sys.exit(130)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 app = typer.Typer(
@@ -12,6 +14,28 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from turnbench import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate chat models in multi-turn dialogue with an LLM judge."""
+
+
 data_app = typer.Typer(
     help="Find, download and verify the benchmark data files.", no_args_is_help=True
 )

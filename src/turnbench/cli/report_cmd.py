@@ -59,7 +59,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (charts, comparison, dialogue browser)."""
     from turnbench.report.html import ReportOptions, build_report, write_report
-    from turnbench.report.runs import load_runs
+    from turnbench.rundir import load_runs
 
     loaded = load_runs(runs, require_log=False, warn=_warn)
     options = ReportOptions(title=title, data_dir=data_dir, seed=seed, resamples=resamples)
@@ -104,7 +104,7 @@ def compare(
 ) -> None:
     """Paired comparison of two runs: overall and per category/task deltas with intervals."""
     from turnbench.compare import compare_entries, fails_gate
-    from turnbench.report.runs import load_run, select_entry
+    from turnbench.rundir import load_run, select_entry
 
     base_run = load_run(base, warn=_warn)
     new_run = load_run(new, warn=_warn)
@@ -167,7 +167,7 @@ def export(
         write_fastchat,
         write_text,
     )
-    from turnbench.report.runs import load_run
+    from turnbench.rundir import load_run
 
     run = load_run(run_dir, warn=_warn)
     target = out if out is not None else default_output(run_dir, fmt)

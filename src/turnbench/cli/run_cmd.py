@@ -1,194 +1,46 @@
-"""`turnbench run` (generate answers, then judge them) and `turnbench judge` (judge only)."""
+"""`turnbench run` (generate answers, then judge them) and `turnbench judge` (judge only).
+
+Both commands are generated from the one flag table (`cli/flags.py`), turn their flags into
+`EvalOptions` and hand them to the API's session; this module only adds the demo defaults
+and the terminal output.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Any
 
 import typer
 from rich.console import Console
 
-from turnbench.backends import BackendOptions
-from turnbench.backends.retry import RetryPolicy
-from turnbench.benchmarks import Settings
 from turnbench.cli.app import app
-from turnbench.cli.options import demo_out_dir, existing_path, parse_json_object
-from turnbench.config import SamplingConfig
+from turnbench.cli.flags import (
+    FLAGS,
+    group_judges,
+    make_command,
+    parse_concurrency,
+    parse_json_object,
+)
+from turnbench.cli.output import print_estimate, print_results, print_warning
 from turnbench.errors import UserError
-from turnbench.runner import Budget
-from turnbench.session import RunRequest, Session
+from turnbench.options import EvalOptions, build_options
+from turnbench.session import Session
 
 EMBEDDED = "local/smollm2"
 DEMO_LIMIT, DEMO_TOKENS, DEMO_REASKS, DEMO_REASK_TOKENS = 1, 256, 1, 32
+OPTION_FIELDS = {flag.name for flag in FLAGS if not flag.cli_only}
 
-Benchmark = Annotated[str, typer.Option("--benchmark", "-b", help="mt-bench or mt-bench-101.")]
-Out = Annotated[
-    Path | None,
-    typer.Option(
-        "--out", "-o", help="Run directory (created; re-running the same command resumes it)."
-    ),
-]
-Judge = Annotated[
-    str | None, typer.Option("--judge", help="Judge spec, e.g. openai/gpt-4o or local/smollm2.")
-]
-JudgeBaseUrl = Annotated[
-    str | None,
-    typer.Option("--judge-base-url", help="Judge endpoint (default: $OPENAI_BASE_URL or OpenAI)."),
-]
-JudgeKeyEnv = Annotated[
-    str | None, typer.Option("--judge-api-key-env", help="Variable holding the judge's API key.")
-]
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        "--limit",
-        min=1,
-        help="Smoke run: the first N samples of every category (MT-Bench) or task (MT-Bench-101).",
-    ),
-]
-Concurrency = Annotated[
-    int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight per endpoint.")
-]
-JudgeConcurrency = Annotated[
-    int | None,
-    typer.Option(
-        "--judge-concurrency", min=1, help="Judge requests in flight (default: --concurrency)."
-    ),
-]
-DataDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--data-dir",
-        help="Folder with the benchmark "
-        "data files (else $TURNBENCH_DATA_DIR, then "
-        "the user cache).",
-    ),
-]
-Parser = Annotated[
-    Literal["strict", "compat"],
-    typer.Option(
-        "--parser",
-        help="strict: exactly one valid rating, else re-ask; "
-        "compat: the reference implementation's regex.",
-    ),
-]
-MaxReasks = Annotated[
-    int | None,
-    typer.Option(
-        "--max-reasks",
-        min=0,
-        help="Re-asks after an unreadable judge reply (default 2 strict, 0 compat).",
-    ),
-]
-JudgeMaxTokens = Annotated[int, typer.Option("--judge-max-tokens", min=1)]
-ReaskMaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        "--reask-max-tokens",
-        min=1,
-        help="Token limit of a judge re-ask, which only needs the rating "
-        "(default: --judge-max-tokens).",
-    ),
-]
-JudgeTemperature = Annotated[float, typer.Option("--judge-temperature", min=0.0)]
-JudgeExtra = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-extra", help="Extra JSON fields for judge requests, e.g. '{\"seed\": 1}'."
-    ),
-]
-JudgeTokenParam = Annotated[
-    Literal["auto", "max_tokens", "max_completion_tokens"],
-    typer.Option(
-        "--judge-token-param",
-        help="auto: max_completion_tokens and no temperature for OpenAI reasoning models.",
-    ),
-]
-Context = Annotated[
-    Literal["golden", "self"] | None,
-    typer.Option("--context", help="MT-Bench-101: history the model sees (default golden)."),
-]
-ReferenceMode = Annotated[
-    Literal["compat", "golden-answer"] | None,
-    typer.Option("--reference-mode", help="MT-Bench-101 MR/GR reference (default compat)."),
-]
-DryRun = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="Print what would be requested (counts, estimated tokens) and send nothing.",
-    ),
-]
-AllowNewJudge = Annotated[
-    bool,
-    typer.Option("--allow-new-judge", help="Resume with a different judge, keeping old judgments."),
-]
-MaxRequests = Annotated[
-    int | None,
-    typer.Option(
-        "--max-requests",
-        min=1,
-        help="Start at most this many answers and judgments in this invocation (their retries "
-        "and re-asks included), let them finish, then stop cleanly; re-run to continue.",
-    ),
-]
-MaxTokensTotal = Annotated[
-    int | None,
-    typer.Option(
-        "--max-tokens-total",
-        min=1,
-        help="Start no new request once this invocation has logged this many tokens (prompt + "
-        "completion, all endpoints); requests in flight finish, then the run stops cleanly.",
-    ),
-]
-RequestTimeout = Annotated[
-    float, typer.Option("--request-timeout", min=0.1, help="Seconds before one request times out.")
-]
-MaxAttempts = Annotated[
-    int, typer.Option("--max-attempts", min=1, help="Attempts per request (retries + 1).")
-]
-RetryMaxTime = Annotated[
-    float, typer.Option("--retry-max-time", min=0.0, help="Seconds one request may spend retrying.")
-]
-RetryInitialWait = Annotated[
-    float,
-    typer.Option(
-        "--retry-initial-wait",
-        min=0.0,
-        help="First backoff in seconds (doubles, jittered, capped at 60).",
-    ),
-]
-NoProgress = Annotated[bool, typer.Option("--no-progress", help="No live progress bars.")]
-NoDownload = Annotated[bool, typer.Option("--no-download", help="Never fetch data files.")]
+
+def demo_out_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("turnbench")) / "runs" / "demo"
 
 
 def _console() -> Console:
     return Console(highlight=False)
-
-
-def _policy(timeout: float, attempts: int, max_time: float, initial: float) -> RetryPolicy:
-    return RetryPolicy(
-        max_attempts=attempts,
-        max_total_seconds=max_time,
-        initial_wait=initial,
-        max_wait=max(60.0, initial),
-        request_timeout=timeout,
-    )
-
-
-def _benchmark_options(context: str | None, reference_mode: str | None) -> dict:
-    options = {}
-    if context is not None:
-        options["context"] = context
-    if reference_mode is not None:
-        options["reference_mode"] = reference_mode
-    return options
-
-
-def _finish(request: RunRequest) -> None:
-    code = Session(request, _console()).run()
-    raise typer.Exit(code)
 
 
 def _all_defaults(ctx: typer.Context) -> bool:
@@ -198,275 +50,116 @@ def _all_defaults(ctx: typer.Context) -> bool:
     )
 
 
-@app.command()
-def run(
-    ctx: typer.Context,
-    benchmark: Benchmark = "mt-bench",
-    model: Annotated[
-        str | None,
-        typer.Option("--model", "-m", help="Model under test, e.g. openai/NAME or local/smollm2."),
-    ] = None,
-    model_base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--model-base-url", help="Model endpoint (default: $OPENAI_BASE_URL or OpenAI)."
-        ),
-    ] = None,
-    model_api_key_env: Annotated[
-        str | None,
-        typer.Option("--model-api-key-env", help="Variable holding the model's API key."),
-    ] = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = None,
-    out: Out = None,
-    limit: Limit = None,
-    concurrency: Concurrency = 8,
-    judge_concurrency: JudgeConcurrency = None,
-    data_dir: DataDir = None,
-    parser: Parser = "strict",
-    max_reasks: MaxReasks = None,
-    system_prompt: Annotated[
-        str | None,
-        typer.Option(
-            "--system-prompt",
-            help="System message for the model (default: none; the server "
-            "applies the model's chat template).",
-        ),
-    ] = None,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 1024,
-    temperature: Annotated[
-        float | None,
-        typer.Option(
-            "--temperature",
-            min=0.0,
-            help="Answer temperature for every sample (default: the benchmark's own table).",
-        ),
-    ] = None,
-    model_extra: Annotated[
-        str | None, typer.Option("--model-extra", help="Extra JSON fields for answer requests.")
-    ] = None,
-    model_token_param: Annotated[
-        Literal["auto", "max_tokens", "max_completion_tokens"], typer.Option("--model-token-param")
-    ] = "auto",
-    judge_max_tokens: JudgeMaxTokens = 2048,
-    reask_max_tokens: ReaskMaxTokens = None,
-    judge_temperature: JudgeTemperature = 0.0,
-    judge_extra: JudgeExtra = None,
-    judge_token_param: JudgeTokenParam = "auto",
-    context: Context = None,
-    reference_mode: ReferenceMode = None,
-    reference_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--reference-file",
-            help="MT-Bench: answer file whose entries replace the official reference answers.",
-        ),
-    ] = None,
-    dry_run: DryRun = False,
-    allow_new_judge: AllowNewJudge = False,
-    max_requests: MaxRequests = None,
-    max_tokens_total: MaxTokensTotal = None,
-    request_timeout: RequestTimeout = 600.0,
-    max_attempts: MaxAttempts = 10,
-    retry_max_time: RetryMaxTime = 900.0,
-    retry_initial_wait: RetryInitialWait = 1.0,
-    no_progress: NoProgress = False,
-    no_download: NoDownload = False,
-    demo: Annotated[
-        bool,
-        typer.Option("--demo", help="The embedded demo (what `turnbench run` with no flags does)."),
-    ] = False,
-) -> None:
+def _existing(path: Path | None, flag: str) -> None:
+    if path is not None and not path.exists():
+        raise UserError(f"{flag} {path}: no such file or folder")
+
+
+def options_from_flags(ctx: typer.Context, params: dict[str, Any]) -> EvalOptions:
+    """EvalOptions from a command's flag values (judge endpoints grouped by command line)."""
+    argv = ctx.obj.get("argv") if isinstance(ctx.obj, dict) else None
+    values = {name: value for name, value in params.items() if name in OPTION_FIELDS}
+    values["judge"] = group_judges(
+        params.get("judge") or [],
+        params.get("judge_base_url") or [],
+        params.get("judge_api_key_env") or [],
+        argv,
+    )
+    values["model_base_url"] = params.get("model_base_url") or []
+    for name in ("model_extra", "judge_extra"):
+        if name in values:
+            values[name] = parse_json_object(values[name], "--" + name.replace("_", "-"))
+    for name in ("concurrency", "judge_concurrency"):
+        if name in values:
+            values[name] = parse_concurrency(values[name], "--" + name.replace("_", "-"))
+    values["download"] = not params.get("no_download", False)
+    return build_options(**{k: v for k, v in values.items() if v is not None})
+
+
+def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:
+    console = _console()
+    session = Session(
+        options,
+        mode,  # type: ignore[arg-type]
+        warn=print_warning,
+        progress_factory=_live_progress(console)
+        if not params.get("no_progress") and sys.stderr.isatty()
+        else None,
+        handle_signals=True,
+    )
+    if params.get("dry_run"):
+        prepared, estimate = session.estimate()
+        print_estimate(console, prepared, estimate)
+        raise typer.Exit(0)
+    result = asyncio.run(session.run())
+    print_results(console, result)
+    raise typer.Exit(result.exit_code)
+
+
+def _live_progress(console: Console):
+    def factory(stages):
+        from turnbench.report.progress import LiveProgress
+
+        return LiveProgress(console, stages)
+
+    return factory
+
+
+def run(ctx: typer.Context, params: dict[str, Any]) -> None:
     """Generate a model's answers and judge them. With no flags: the embedded demo."""
-    demo = demo or _all_defaults(ctx)
-    answer_tokens, judge_tokens, reasks = max_new_tokens, judge_max_tokens, max_reasks
+    demo = params.get("demo") or _all_defaults(ctx)
     if demo:
-        model = model or EMBEDDED
-        judge = judge or EMBEDDED
-        out = out or demo_out_dir()
-        limit = limit or DEMO_LIMIT
-        answer_tokens = min(answer_tokens, DEMO_TOKENS)
-        judge_tokens = min(judge_tokens, DEMO_TOKENS)
-        reasks = DEMO_REASKS if reasks is None else min(reasks, DEMO_REASKS)
-        reask_max_tokens = reask_max_tokens or DEMO_REASK_TOKENS
+        params["demo"] = True
+        params["model"] = params.get("model") or EMBEDDED
+        params["judge"] = params.get("judge") or [EMBEDDED]
+        params["out"] = params.get("out") or demo_out_dir()
+        params["limit"] = params.get("limit") or DEMO_LIMIT
+        params["max_new_tokens"] = min(params.get("max_new_tokens") or DEMO_TOKENS, DEMO_TOKENS)
+        params["judge_max_tokens"] = min(params["judge_max_tokens"], DEMO_TOKENS)
+        reasks = params.get("max_reasks")
+        params["max_reasks"] = DEMO_REASKS if reasks is None else min(reasks, DEMO_REASKS)
+        params["reask_max_tokens"] = params.get("reask_max_tokens") or DEMO_REASK_TOKENS
         _console().print(
             f"[bold]turnbench demo[/bold]: {EMBEDDED} answers one MT-Bench question per "
             f"category and judges itself (answers and judgments capped at {DEMO_TOKENS} "
-            f"tokens, at most {DEMO_REASKS} re-ask of {reask_max_tokens} tokens). "
-            f"Run directory: {out}"
+            f"tokens, at most {DEMO_REASKS} re-ask of {params['reask_max_tokens']} tokens). "
+            f"Run directory: {params['out']}",
+            markup=True,
         )
     missing = [
         flag
-        for flag, value in (("--model", model), ("--judge", judge), ("--out", out))
-        if value is None
-    ]
+        for flag, value in (("--model", params.get("model")), ("--judge", params.get("judge")),
+                            ("--out", params.get("out")))
+        if not value
+    ]  # fmt: skip
     if missing:
         raise UserError(
             f"missing {', '.join(missing)} (or run `turnbench run` with no flags "
             "for the embedded demo)"
         )
-    existing_path(reference_file, "--reference-file")
-    assert out is not None and judge is not None
-    settings = Settings(
-        judge=judge,
-        parser=parser,
-        max_reasks=reasks if reasks is not None else (2 if parser == "strict" else 0),
-        answer_sampling=SamplingConfig(
-            temperature=temperature,
-            max_tokens=answer_tokens,
-            system_prompt=system_prompt,
-            extra=parse_json_object(model_extra, "--model-extra"),
-            token_param=model_token_param,
-        ),
-        judge_sampling=SamplingConfig(
-            temperature=judge_temperature,
-            max_tokens=judge_tokens,
-            extra=parse_json_object(judge_extra, "--judge-extra"),
-            token_param=judge_token_param,
-            reask_max_tokens=reask_max_tokens,
-        ),
-        limit=limit,
-        reference_file=reference_file,
-        options=_benchmark_options(context, reference_mode),
-    )
-    policy = _policy(request_timeout, max_attempts, retry_max_time, retry_initial_wait)
-    _finish(
-        RunRequest(
-            benchmark=benchmark,
-            mode="run",
-            out=out,
-            judge=judge,
-            model=model,
-            settings=settings,
-            model_options=BackendOptions(
-                role="model",
-                base_urls=(model_base_url,) if model_base_url else (),
-                api_key_env=model_api_key_env,
-                concurrency=concurrency,
-                token_param=model_token_param,
-                policy=policy,
-            ),
-            judge_options=BackendOptions(
-                role="judge",
-                base_urls=(judge_base_url,) if judge_base_url else (),
-                api_key_env=judge_api_key_env,
-                concurrency=judge_concurrency or concurrency,
-                token_param=judge_token_param,
-                policy=policy,
-            ),
-            data_dir=data_dir,
-            allow_download=not no_download,
-            dry_run=dry_run,
-            allow_new_judge=allow_new_judge,
-            budget=Budget(max_requests=max_requests, max_tokens=max_tokens_total),
-            show_progress=not no_progress and sys.stderr.isatty(),
-            demo=demo,
-        )
-    )
+    _existing(params.get("reference_file"), "--reference-file")
+    _execute(options_from_flags(ctx, params), "run", params)
 
 
-@app.command()
-def judge(
-    benchmark: Benchmark = "mt-bench",
-    answers: Annotated[
-        Path | None,
-        typer.Option(
-            "--answers",
-            help="Answer file, or a folder of them (one per model; the model is "
-            "named after the file).",
-        ),
-    ] = None,
-    judge: Judge = None,
-    judge_base_url: JudgeBaseUrl = None,
-    judge_api_key_env: JudgeKeyEnv = None,
-    out: Out = None,
-    mode: Annotated[
-        Literal["single", "pairwise", "pairwise-all"],
-        typer.Option("--mode", help="single ratings, pairwise against --baseline, or all pairs."),
-    ] = "single",
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", help="Baseline model name for --mode pairwise.")
-    ] = None,
-    limit: Limit = None,
-    concurrency: Concurrency = 8,
-    data_dir: DataDir = None,
-    parser: Parser = "strict",
-    max_reasks: MaxReasks = None,
-    judge_max_tokens: JudgeMaxTokens = 2048,
-    reask_max_tokens: ReaskMaxTokens = None,
-    judge_temperature: JudgeTemperature = 0.0,
-    judge_extra: JudgeExtra = None,
-    judge_token_param: JudgeTokenParam = "auto",
-    context: Context = None,
-    reference_mode: ReferenceMode = None,
-    reference_file: Annotated[Path | None, typer.Option("--reference-file")] = None,
-    dry_run: DryRun = False,
-    allow_new_judge: AllowNewJudge = False,
-    max_requests: MaxRequests = None,
-    max_tokens_total: MaxTokensTotal = None,
-    request_timeout: RequestTimeout = 600.0,
-    max_attempts: MaxAttempts = 10,
-    retry_max_time: RetryMaxTime = 900.0,
-    retry_initial_wait: RetryInitialWait = 1.0,
-    no_progress: NoProgress = False,
-    no_download: NoDownload = False,
-) -> None:
+def judge(ctx: typer.Context, params: dict[str, Any]) -> None:
     """Judge answers that already exist (FastChat answer files, or turnbench JSONL)."""
     missing = [
         flag
-        for flag, value in (("--answers", answers), ("--judge", judge), ("--out", out))
-        if value is None
-    ]
+        for flag, value in (("--answers", params.get("answers")), ("--judge", params.get("judge")),
+                            ("--out", params.get("out")))
+        if not value
+    ]  # fmt: skip
     if missing:
         raise UserError(f"turnbench judge needs {', '.join(missing)}")
+    mode, baseline = params.get("mode"), params.get("baseline")
     if mode == "pairwise" and baseline is None:
         raise UserError("--mode pairwise needs --baseline NAME (a model of --answers)")
     if mode != "pairwise" and baseline is not None:
         raise UserError("--baseline is only used with --mode pairwise")
-    existing_path(answers, "--answers")
-    existing_path(reference_file, "--reference-file")
-    assert out is not None and judge is not None
-    options = _benchmark_options(context, reference_mode)
-    if baseline is not None:
-        options["baseline"] = baseline
-    settings = Settings(
-        judge=judge,
-        parser=parser,
-        max_reasks=max_reasks if max_reasks is not None else (2 if parser == "strict" else 0),
-        judge_sampling=SamplingConfig(
-            temperature=judge_temperature,
-            max_tokens=judge_max_tokens,
-            extra=parse_json_object(judge_extra, "--judge-extra"),
-            token_param=judge_token_param,
-            reask_max_tokens=reask_max_tokens,
-        ),
-        limit=limit,
-        reference_file=reference_file,
-        options=options,
-    )
-    _finish(
-        RunRequest(
-            benchmark=benchmark,
-            mode="judge",
-            out=out,
-            judge=judge,
-            answers=answers,
-            judging=mode,
-            settings=settings,
-            judge_options=BackendOptions(
-                role="judge",
-                base_urls=(judge_base_url,) if judge_base_url else (),
-                api_key_env=judge_api_key_env,
-                concurrency=concurrency,
-                token_param=judge_token_param,
-                policy=_policy(request_timeout, max_attempts, retry_max_time, retry_initial_wait),
-            ),
-            data_dir=data_dir,
-            allow_download=not no_download,
-            dry_run=dry_run,
-            allow_new_judge=allow_new_judge,
-            budget=Budget(max_requests=max_requests, max_tokens=max_tokens_total),
-            show_progress=not no_progress and sys.stderr.isatty(),
-        )
-    )
+    _existing(params.get("answers"), "--answers")
+    _existing(params.get("reference_file"), "--reference-file")
+    _execute(options_from_flags(ctx, params), "judge", params)
+
+
+app.command("run")(make_command("run", run))
+app.command("judge")(make_command("judge", judge))

@@ -1,11 +1,11 @@
-"""Pairwise judging rules of MT-Bench: prompts, the two games of a pair, and how they combine.
+"""Pairwise judging rules: the two games of a pair, and how they combine.
 
 Every comparison of two answers is judged twice, once with each answer in position A
 (FastChat's "game 1" and "game 2"). A verdict names a *position* ("A", "B" or "tie"); this
-module maps it back to the two models and combines the two games by the published rule: the
-pair has a winner only when both games name the same model; any disagreement, a (tie, win)
-included, is a tie counted as "inconsistent". Everything here is pure; the log and the judge
-are handled by the benchmark module.
+module maps it back to the two models and combines the two games by the published rule
+(MT-Bench's): the pair has a winner only when both games name the same model; any
+disagreement, a (tie, win) included, is a tie counted as "inconsistent". Everything here is
+pure; the engine plans the games and the log holds them.
 """
 
 from __future__ import annotations
@@ -14,56 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from turnbench.benchmarks.mt_bench_data import JudgePrompt, Question
-from turnbench.judging.fastchat_prompts import judge_request, reference_fields
-from turnbench.types import JudgmentRecord, Message
+from turnbench.types import JudgmentRecord, Order
 
-Order = Literal["AB", "BA"]  # "AB": model_1 is shown as assistant A; "BA": swapped
 Winner = Literal["model_1", "model_2", "tie"]
 ORDERS: tuple[Order, Order] = ("AB", "BA")
-PAIR_PROMPT_NAMES = (
-    "pair-v2",
-    "pair-v2-multi-turn",
-    "pair-math-v1",
-    "pair-math-v1-multi-turn",
-)
-PARSER_NAMES = {"strict": "verdict-strict", "compat": "verdict-fastchat"}
-
-
-def pair_prompt_name(with_reference: bool, turn: int) -> str:
-    """`pair-v2` / `pair-math-v1` on turn 1, their `-multi-turn` forms on turn 2."""
-    base = "pair-math-v1" if with_reference else "pair-v2"
-    return base if turn == 1 else f"{base}-multi-turn"
-
-
-def render_pairwise_judgment(
-    prompt: JudgePrompt,
-    question: Question,
-    answers_a: list[str],
-    answers_b: list[str],
-    references: list[str] | None,
-    turn: int,
-) -> list[Message]:
-    """FastChat's request: [system, user], the template filled by str.format on raw answers."""
-    if turn == 1:
-        fields = {"question": question.turns[0], "answer_a": answers_a[0], "answer_b": answers_b[0]}
-    else:
-        fields = {
-            "question_1": question.turns[0],
-            "question_2": question.turns[1],
-            "answer_a_1": answers_a[0],
-            "answer_b_1": answers_b[0],
-            "answer_a_2": answers_a[1],
-            "answer_b_2": answers_b[1],
-        }
-    return judge_request(prompt, fields | reference_fields(references, turn))
-
-
-def game_key(
-    judge: str, model_1: str, model_2: str, question_id: int | str, turn: int, order: Order
-) -> str:
-    """Log key of one game; `order` says which model the judge saw as assistant A."""
-    return f"pair|{judge}|{model_1}|{model_2}|{question_id}|{turn}|{order}"
 
 
 def shown_as(model_1: str, model_2: str, order: Order) -> tuple[str, str]:
@@ -150,23 +104,17 @@ class LoggedPair:
 
 
 def logged_pairs(records: Iterable[object], judge: str) -> list[LoggedPair]:
-    """Every pair of a log whose two games ended with a verdict (latest record per key).
+    """Every pair of a log whose two games ended with a verdict (latest record per game).
 
-    Reads only the records (their `meta` names the pair and the order), so a finished run
-    directory can be re-tallied or compared with human votes without the benchmark data.
+    Reads only the records (they name the pair and the order), so a finished run directory
+    can be re-tallied or compared with human votes without the benchmark data.
     """
-    latest: dict[str, JudgmentRecord] = {}
-    for record in records:
-        if (
-            isinstance(record, JudgmentRecord)
-            and record.judge == judge
-            and record.key.startswith("pair|")
-        ):
-            latest[record.key] = record
     games: dict[tuple[int | str, int, str, str], dict[str, JudgmentRecord]] = {}
-    for record in latest.values():
-        pair, order = record.meta.get("pair"), record.meta.get("order")
-        if not (isinstance(pair, list) and len(pair) == 2 and order in ORDERS):
+    for record in records:
+        if not isinstance(record, JudgmentRecord) or record.judge != judge or record.repeat:
+            continue
+        pair, order = record.pair_models(), record.game_order()
+        if pair is None or order is None:
             continue
         games.setdefault((record.sample_id, record.turn, pair[0], pair[1]), {})[order] = record
     found = []
@@ -185,7 +133,7 @@ def logged_pairs(records: Iterable[object], judge: str) -> list[LoggedPair]:
                 model_2,
                 outcome,
                 (ab.verdict, ba.verdict),
-                ab.meta.get("category"),
+                ab.group or ab.meta.get("category"),
             )
         )
     return found

@@ -16,8 +16,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ParseResult:
+    """What a parser read from one reply: exactly one of a score (single grading), a
+    positional pairwise verdict ("A", "B", "tie") or a checklist (one answer per item,
+    "Yes", "No" or the judge's own word), or an error saying why nothing could be read."""
+
     score: float | None = None
     verdict: str | None = None
+    checklist: tuple[str, ...] | None = None
     error: str | None = None
 
     @property
@@ -83,6 +88,9 @@ def parse_verdict_strict(text: str) -> ParseResult:
         return ParseResult(error="several verdicts (" + ", ".join(f"[[{v}]]" for v in found) + ")")
     return ParseResult(verdict=_VERDICT[found[0]])
 
+
+#: The scores a parser can produce; a logged score outside them was not produced by it.
+SCORE_RANGES: dict[str, tuple[float, float]] = {"rating-strict": (1.0, 10.0)}
 
 PARSERS: dict[str, Parser] = {
     "rating-strict": parse_rating_strict,

@@ -2,37 +2,23 @@
 
 A re-ask sends the original messages, the judge's latest reply and one fixed follow-up text
 (a versioned package file), so every re-ask request can be rebuilt from the stored record.
+Nothing paid for is thrown away: when a re-ask request fails after a first reply was
+received (a 400 for context length, say), the replies and usage already received are kept
+and the judgment ends as a parse failure instead of vanishing, so a resume does not pay for
+the first request again and token budgets count every paid token.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
 from turnbench.backends.base import Backend
-from turnbench.judging.parsers import Parser, ParseResult
+from turnbench.errors import RequestFailedError
+from turnbench.judging.formats import Followup, ReplyFormat
+from turnbench.judging.parsers import ParseResult
 from turnbench.types import Completion, Message, RequestParams, Usage
 
-
-@dataclass(frozen=True)
-class Followup:
-    name: str
-    version: int
-    text: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.name}-v{self.version}"
-
-
-@cache
-def followup(kind: str) -> Followup:
-    """`kind` is "rating" or "verdict"."""
-    raw = json.loads(resources.files("turnbench").joinpath("prompts/reask.json").read_text("utf-8"))
-    entry = raw[kind]
-    return Followup(name=entry["name"], version=int(entry["version"]), text=entry["text"])
+__all__ = ["Followup", "JudgeOutcome", "judge_with_reasks", "reask_messages"]
 
 
 @dataclass
@@ -43,6 +29,7 @@ class JudgeOutcome:
     attempts: int = 0
     latency_s: float = 0.0
     last: Completion | None = None
+    completions: list[Completion] = field(default_factory=list)
 
 
 def reask_messages(messages: list[Message], reply: str, text: str) -> list[Message]:
@@ -53,24 +40,38 @@ async def judge_with_reasks(
     backend: Backend,
     messages: list[Message],
     params: RequestParams,
-    parser: Parser,
-    followup_text: str,
+    reply: ReplyFormat,
     max_reasks: int,
     reask_params: RequestParams | None = None,
 ) -> JudgeOutcome:
+    """Ask, parse, and re-ask while the reply is unreadable.
+
+    Raises RequestFailedError only when the first request fails: nothing was paid for.
+    """
     outcome = JudgeOutcome(outputs=[], result=ParseResult(error="not asked"))
     request = messages
-    for _ in range(1 + max(0, max_reasks)):
-        completion = await backend.complete(
-            request, params if request is messages else (reask_params or params)
-        )
+    rounds = 1 + (max(0, max_reasks) if reply.followup is not None else 0)
+    for _ in range(rounds):
+        try:
+            completion = await backend.complete(
+                request, params if request is messages else (reask_params or params)
+            )
+        except RequestFailedError as error:
+            if not outcome.outputs:
+                raise
+            outcome.attempts += error.attempts
+            outcome.result = ParseResult(
+                error=f"{outcome.result.error}; the re-ask failed: {error.message}"
+            )
+            break
         outcome.outputs.append(completion.text)
+        outcome.completions.append(completion)
         outcome.usage = outcome.usage + completion.usage
         outcome.attempts += completion.attempts
         outcome.latency_s += completion.latency_s
         outcome.last = completion
-        outcome.result = parser(completion.text)
-        if outcome.result.ok:
+        outcome.result = reply.parse(completion.text)
+        if outcome.result.ok or reply.followup is None:
             break
-        request = reask_messages(messages, completion.text, followup_text)
+        request = reask_messages(messages, completion.text, reply.followup.text)
     return outcome

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from turnbench.compare import SampleScore, rule_for, sample_scores
+from turnbench.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
 from turnbench.report.markup import anchor, badge, esc, fmt
-from turnbench.report.runs import Entry, TurnKey, sample_sort_key
 from turnbench.report.samples import DialogueText, Texts
+from turnbench.rundir import Entry, TurnKey, sample_sort_key
 from turnbench.types import JudgmentRecord
 
 NO_GROUP = "(none)"
@@ -122,7 +122,7 @@ def _sample_score(score: SampleScore | None, combine: str) -> float | None:
 
 def dialogue_browser(benchmark: str, entries: list[Entry], texts: Texts) -> str:
     """The browser for one benchmark: filters, then one <details> per sample."""
-    rule = rule_for(benchmark)
+    rule = rule_for(entries[0].run) if entries else DEFAULT_RULE
     scores = [sample_scores(entry) for entry in entries]
     failures = [
         {key: failure.error for key, failure in entry.open_failures.items()} for entry in entries
@@ -130,7 +130,7 @@ def dialogue_browser(benchmark: str, entries: list[Entry], texts: Texts) -> str:
     games: dict[TurnKey, list[JudgmentRecord]] = defaultdict(list)
     for run in {id(e.run): e.run for e in entries if e.run.pairwise}.values():
         for record in run.records:
-            if isinstance(record, JudgmentRecord) and record.verdict is not None:
+            if isinstance(record, JudgmentRecord) and record.is_game:
                 games[(str(record.sample_id), record.turn)].append(record)
     samples: set[str] = set()
     groups: dict[str, str] = {}

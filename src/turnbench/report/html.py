@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench import __version__
+from turnbench.benchmarks.base import Chart, ReportSpec, ScoreTable
 from turnbench.compare import Comparison, compare_entries
 from turnbench.errors import UserError
 from turnbench.report import charts
@@ -24,34 +25,9 @@ from turnbench.report.assets import page
 from turnbench.report.browser import dialogue_browser, sample_anchor
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
-from turnbench.report.runs import Entry, Run
 from turnbench.report.samples import Texts, merge_texts, texts_from_data, texts_from_log
+from turnbench.rundir import Entry, Run
 
-MT_BENCH_101_TASKS = {
-    "CM": "Context Memory",
-    "AR": "Anaphora Resolution",
-    "SI": "Separate Input",
-    "TS": "Topic Shift",
-    "CC": "Content Confusion",
-    "CR": "Content Rephrasing",
-    "FR": "Format Rephrasing",
-    "SC": "Self-correction",
-    "SA": "Self-affirmation",
-    "MR": "Mathematical Reasoning",
-    "GR": "General Reasoning",
-    "IC": "Instruction Clarification",
-    "PI": "Proactive Interaction",
-}
-TIER_1 = ("Perceptivity", "Adaptability", "Interactivity")
-TIER_2 = (
-    "Memory",
-    "Understanding",
-    "Interference",
-    "Rephrasing",
-    "Reflection",
-    "Reasoning",
-    "Questioning",
-)
 MAX_COMPARISONS = 8
 TOP_MOVERS = 10
 
@@ -102,11 +78,14 @@ def _prompt_versions(run: Run) -> str:
 def _summary(entries: list[Entry]) -> str:
     single = [e for e in entries if not e.run.pairwise]
     rows = []
+    notes: dict[str, str] = {}
     for entry in single:
         counts = entry.results.get("counts") or {}
+        report = _report_spec([entry])
+        notes.setdefault(entry.run.benchmark, report.overall_note)
         extra = [
             f"{k}: {entry.results[k]}"
-            for k in ("context", "reference_mode")
+            for k in report.summary_fields
             if entry.results.get(k) is not None
         ]
         complete = entry.results.get("complete")
@@ -144,9 +123,9 @@ def _summary(entries: list[Entry]) -> str:
         rows,
         text_columns=(0, 1, 2, 10),
     ) + (
-        '<p class="small muted">overall: mean judge score (MT-Bench: over all scored turns; '
-        "MT-Bench-101: mean of the 13 task scores, each the mean of its dialogues' minimum "
-        "turn score). 95% CI: bootstrap interval over samples, from results.json. "
+        '<p class="small muted">overall: '
+        + esc("; ".join(notes.values()))
+        + ". 95% CI: bootstrap interval over samples, from results.json. "
         "Unparseable judgments and pending requests are counted, never averaged in.</p>"
     )
 
@@ -196,126 +175,135 @@ def _provenance(runs: list[Run]) -> str:
     )
 
 
-# -- per benchmark --------------------------------------------------------------------------
-def _mt_bench(entries: list[Entry]) -> str:
-    categories = _keys(entries, "by_category")
-    if not categories:
-        return '<p class="muted">No category scores in these results.</p>'
-    radar = charts.radar(
-        categories, _series(entries, "by_category", categories), "MT-Bench score per category"
-    )
-    turns = ["1", "2"]
-    panels = [
-        (
-            entry.label,
-            [
-                (f"turn {t}", [_value(entry, "by_category_turn", c, t) for c in categories])
-                for t in turns
-            ],
-        )
-        for entry in entries
-    ]
-    turn_chart = charts.turn_panels(categories, panels, "Turn 1 vs turn 2 per category")
-    rows = []
-    for category in categories:
-        row = [esc(category)]
-        for entry in entries:
-            row += [
-                fmt(_value(entry, "by_category_turn", category, "1")),
-                fmt(_value(entry, "by_category_turn", category, "2")),
-                f"<b>{fmt(_value(entry, 'by_category', category))}</b>",
-            ]
-        rows.append(row)
-    totals = ["<b>overall</b>"]
-    for entry in entries:
-        totals += [
-            fmt(_value(entry, "by_turn", "1")),
-            fmt(_value(entry, "by_turn", "2")),
-            f"<b>{fmt(_value(entry, 'overall'))}</b>",
+# -- per benchmark: what its ReportSpec declares ---------------------------------------------
+def _present(entries: list[Entry], field_name: str, order: tuple[str, ...]) -> list[str]:
+    """The keys of a results table, in the declared order, then any others."""
+    keys = _keys(entries, field_name)
+    ordered = [k for k in order if k in keys]
+    return ordered + [k for k in keys if k not in ordered]
+
+
+def _turn_keys(entries: list[Entry], field_name: str, group: str) -> list[str]:
+    found = {t for e in entries for t in ((e.results.get(field_name) or {}).get(group) or {})}
+    return sorted(found, key=lambda t: int(t) if str(t).isdigit() else 0)
+
+
+def _chart(spec: Chart, entries: list[Entry]) -> str:
+    if spec.kind in ("radar", "bars"):
+        keys = _present(entries, spec.field, spec.order)
+        if not keys:
+            return ""
+        series = _series(entries, spec.field, keys)
+        if spec.kind == "radar":
+            return chart(charts.radar(keys, series, spec.title), spec.alt)
+        return chart(charts.bars(keys, series, spec.title, horizontal=spec.horizontal), spec.alt)
+    groups = _present(entries, spec.field, ())
+    if not groups:
+        return ""
+    if spec.kind == "turn_bars":
+        panels = [
+            (
+                entry.label,
+                [
+                    (f"turn {t}", [_value(entry, spec.field, g, t) for g in groups])
+                    for t in spec.order
+                ],
+            )
+            for entry in entries
         ]
-    rows.append(totals)
-    headers = ["category"]
-    for entry in entries:
-        headers += [f"{entry.label} turn 1", "turn 2", "mean"]
-    return (
-        f'<div class="charts">{chart(radar, "radar chart of MT-Bench category scores")}'
-        f"{chart(turn_chart, 'bar charts of turn 1 and turn 2 scores per category')}</div>"
-        + table(headers, rows)
-    )
-
-
-def _mt_bench_101(entries: list[Entry]) -> str:
-    tasks = _keys(entries, "by_task") or list(MT_BENCH_101_TASKS)
-    radar = charts.radar(tasks, _series(entries, "by_task", tasks), "MT-Bench-101 score per task")
-    abilities = _keys(entries, "by_ability")
-    tier_1 = [a for a in TIER_1 if a in abilities]
-    tier_2 = [a for a in abilities if a not in TIER_1]
-    parts = [chart(radar, "radar chart of the 13 MT-Bench-101 task scores")]
-    if abilities:
-        ability_chart = charts.bars(
-            [*tier_1, *tier_2],
-            _series(entries, "by_ability", [*tier_1, *tier_2]),
-            "Abilities: 3 tier-1 (top), 7 tier-2",
-            horizontal=True,
-        )
-        parts.append(chart(ability_chart, "bar chart of the ability scores"))
-    panels = []
-    for task in tasks:
-        turn_keys = sorted(
-            {t for e in entries for t in ((e.results.get("by_task_turn") or {}).get(task) or {})},
-            key=lambda t: int(t) if str(t).isdigit() else 0,
-        )
-        if turn_keys:
-            panels.append(
+        return chart(charts.turn_panels(groups, panels, spec.title), spec.alt)
+    lines = []
+    for group in _present(entries, spec.field, spec.order):
+        turns = _turn_keys(entries, spec.field, group)
+        if turns:
+            lines.append(
                 (
-                    f"{task} {MT_BENCH_101_TASKS.get(task, '')}".strip(),
-                    [str(t) for t in turn_keys],
-                    [
-                        (e.label, [_value(e, "by_task_turn", task, t) for t in turn_keys])
-                        for e in entries
-                    ],
+                    group,
+                    turns,
+                    [(e.label, [_value(e, spec.field, group, t) for t in turns]) for e in entries],
                 )
             )
-    body = f'<div class="charts">{"".join(parts)}</div>'
-    if panels:
-        lines = charts.line_panels(panels, "Mean score per turn, per task")
-        picture = chart(lines, "turn-wise score curves per task")
-        body += f'<h3>Turn-wise scores</h3><div class="charts">{picture}</div>'
-    task_rows = []
-    for task in tasks:
-        row = [f"{esc(task)} <span class='muted'>{esc(MT_BENCH_101_TASKS.get(task, ''))}</span>"]
-        row += [fmt(_value(e, "by_task", task)) for e in entries]
-        task_rows.append(row)
-    task_rows.append(["<b>overall</b>", *(f"<b>{fmt(_value(e, 'overall'))}</b>" for e in entries)])
-    body += "<h3>Tasks</h3>" + table(["task", *(e.label for e in entries)], task_rows)
-    if abilities:
-        ability_rows = [
-            [
-                esc(a) + (" <span class='muted'>(tier 1)</span>" if a in TIER_1 else ""),
-                *(fmt(_value(e, "by_ability", a)) for e in entries),
-            ]
-            for a in [*tier_1, *tier_2]
-        ]
-        body += "<h3>Abilities</h3>" + table(["ability", *(e.label for e in entries)], ability_rows)
-    turns = _keys(entries, "by_turn")
-    if turns:
-        body += "<h3>Mean score per turn (all tasks)</h3>" + table(
-            ["turn", *(e.label for e in entries)],
-            [[esc(t), *(fmt(_value(e, "by_turn", t)) for e in entries)] for t in turns],
-        )
-    return body
+    if not lines:
+        return ""
+    picture = chart(charts.line_panels(lines, spec.title), spec.alt)
+    return f'<h3>Turn-wise scores</h3><div class="charts">{picture}</div>'
+
+
+def _row_label(spec: ScoreTable, key: str) -> str:
+    note = spec.row_notes.get(key)
+    return esc(key) + (f" <span class='muted'>{esc(note)}</span>" if note else "")
+
+
+def _score_table(spec: ScoreTable, entries: list[Entry]) -> str:
+    keys = _present(entries, spec.field, spec.order)
+    if not keys:
+        return ""
+    headers = [spec.row_title]
+    rows = []
+    if spec.turn_field:
+        for entry in entries:
+            first, *others = [f"turn {t}" for t in spec.turns]
+            headers += [f"{entry.label} {first}", *others, "mean"]
+        for key in keys:
+            row = [_row_label(spec, key)]
+            for entry in entries:
+                row += [fmt(_value(entry, spec.turn_field, key, t)) for t in spec.turns]
+                row.append(f"<b>{fmt(_value(entry, spec.field, key))}</b>")
+            rows.append(row)
+        if spec.total_field:
+            totals = ["<b>overall</b>"]
+            for entry in entries:
+                totals += [fmt(_value(entry, spec.total_turn_field or "", t)) for t in spec.turns]
+                totals.append(f"<b>{fmt(_value(entry, spec.total_field))}</b>")
+            rows.append(totals)
+    else:
+        headers += [e.label for e in entries]
+        rows = [[_row_label(spec, key), *(fmt(_value(e, spec.field, key)) for e in entries)]
+                for key in keys]  # fmt: skip
+        if spec.total_field:
+            rows.append(
+                ["<b>overall</b>", *(f"<b>{fmt(_value(e, spec.total_field))}</b>" for e in entries)]
+            )
+    title = f"<h3>{esc(spec.title)}</h3>" if spec.title else ""
+    return title + table(headers, rows)
+
+
+def _scores(report: ReportSpec, entries: list[Entry]) -> str:
+    pictures = [_chart(spec, entries) for spec in report.charts if spec.kind != "turn_lines"]
+    body = "".join(p for p in pictures if p)
+    body = f'<div class="charts">{body}</div>' if body else ""
+    body += "".join(_chart(spec, entries) for spec in report.charts if spec.kind == "turn_lines")
+    body += "".join(_score_table(spec, entries) for spec in report.tables)
+    return body or _generic(entries)
 
 
 def _generic(entries: list[Entry]) -> str:
-    for name in ("by_category", "by_task"):
+    for name in _keys_with_scores(entries):
         keys = _keys(entries, name)
-        if keys:
-            bars = charts.bars(keys, _series(entries, name, keys), f"Score per {name[3:]}")
-            return f'<div class="charts">{chart(bars, "bar chart of scores")}</div>'
+        bars = charts.bars(keys, _series(entries, name, keys), f"Score per {name[3:]}")
+        return f'<div class="charts">{chart(bars, "bar chart of scores")}</div>'
     return '<p class="muted">No per-group scores in these results.</p>'
 
 
-BENCHMARK_SECTIONS = {"mt-bench": _mt_bench, "mt-bench-101": _mt_bench_101}
+def _keys_with_scores(entries: list[Entry]) -> list[str]:
+    """Results tables of the form {group: score} (`by_...` keys), for unknown benchmarks."""
+    names = []
+    for entry in entries:
+        for name, value in entry.results.items():
+            if (
+                name.startswith("by_")
+                and isinstance(value, dict)
+                and value
+                and all(v is None or isinstance(v, int | float) for v in value.values())
+                and name not in names
+            ):
+                names.append(name)
+    return names
+
+
+def _report_spec(entries: list[Entry]) -> ReportSpec:
+    cls = entries[0].run.benchmark_class if entries else None
+    return cls.report if cls is not None else ReportSpec()
 
 
 # -- pairwise -------------------------------------------------------------------------------
@@ -592,7 +580,7 @@ def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) 
     from_log: Texts = {}
     for run in runs:
         texts_from_log(run.records, into=from_log)
-    from_data, problem = texts_from_data(benchmark, options.data_dir)
+    from_data, problem = texts_from_data(runs[0].benchmark_class, benchmark, options.data_dir)
     if problem is not None:
         note = f"{benchmark}: dialogue text from the run logs only ({problem})"
         options.notes.append(note)
@@ -626,10 +614,10 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
     for benchmark in benchmarks:
         single = [e for e in entries if e.run.benchmark == benchmark and not e.run.pairwise]
         if single:
-            builder = BENCHMARK_SECTIONS.get(benchmark, _generic)
             ident = f"scores-{benchmark}"
             toc.append((ident, f"{benchmark} scores"))
-            sections.append(section(ident, f"{benchmark}: scores", builder(single)))
+            body = _scores(_report_spec(single), single)
+            sections.append(section(ident, f"{benchmark}: scores", body))
         if len(single) > 1:
             ident = f"compare-{benchmark}"
             toc.append((ident, f"{benchmark} comparison"))

@@ -16,12 +16,11 @@ A question found in neither is shown as unavailable; the report never guesses it
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, Sample
 from turnbench.errors import UserError
-from turnbench.textio import read_jsonl
 from turnbench.types import AnswerRecord, LogRecord
 
 
@@ -49,66 +48,30 @@ def texts_from_log(records: list[LogRecord], into: Texts | None = None) -> Texts
     return texts
 
 
-def _read_mt_bench(path: Path) -> Texts:
+def texts_from_samples(samples: list[Sample]) -> Texts:
     texts: Texts = {}
-    for _, row in read_jsonl(path):
-        if not isinstance(row, dict) or "question_id" not in row:
-            continue
-        sample = str(row["question_id"])
-        turns = row.get("turns") if isinstance(row.get("turns"), list) else []
-        texts[sample] = DialogueText(
-            sample,
-            group=row.get("category") if isinstance(row.get("category"), str) else None,
-            questions={i: str(t) for i, t in enumerate(turns, start=1)},
-        )
+    for sample in samples:
+        text = DialogueText(str(sample.id), group=sample.group)
+        for number, turn in enumerate(sample.turns, start=1):
+            text.questions[number] = turn.user
+            if turn.golden is not None:
+                text.golden[number] = turn.golden
+        texts[text.sample_id] = text
     return texts
 
 
-def _read_mt_bench_101(path: Path) -> Texts:
-    texts: Texts = {}
-    for _, row in read_jsonl(path):
-        if not isinstance(row, dict) or "id" not in row:
-            continue
-        sample = str(row["id"])
-        history = row.get("history") if isinstance(row.get("history"), list) else []
-        text = DialogueText(
-            sample, group=row.get("task") if isinstance(row.get("task"), str) else None
-        )
-        for turn, item in enumerate(history, start=1):
-            if isinstance(item, dict):
-                text.questions[turn] = str(item.get("user", ""))
-                text.golden[turn] = str(item.get("bot", ""))
-        texts[sample] = text
-    return texts
-
-
-DATA_READERS: dict[str, tuple[str, Callable[[Path], Texts]]] = {
-    "mt-bench": ("mt_bench/question.jsonl", _read_mt_bench),
-    "mt-bench-101": ("mt_bench_101/mtbench101.jsonl", _read_mt_bench_101),
-}
-
-
-def _dataset_of(benchmark: str) -> str:
-    from turnbench.benchmarks import benchmark_class
-
-    try:
-        return benchmark_class(benchmark).dataset
-    except (UserError, ImportError, AttributeError):
-        return benchmark
-
-
-def texts_from_data(benchmark: str, data_dir: Path | None) -> tuple[Texts, str | None]:
+def texts_from_data(
+    cls: type[Benchmark] | None, benchmark: str, data_dir: Path | None
+) -> tuple[Texts, str | None]:
     """The benchmark's dialogues from its verified data files, or ({}, why not)."""
     from turnbench.data import DataLocator
 
-    reader = DATA_READERS.get(benchmark)
-    if reader is None:
-        return {}, f"no dialogue reader for benchmark {benchmark!r}"
-    relative, read = reader
+    if cls is None:
+        return {}, f"benchmark {benchmark!r} is not available here"
     locator = DataLocator(data_dir, allow_download=False)
     try:
-        files = locator.require(_dataset_of(benchmark))
-        return read(files[relative]), None
+        files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
+        return texts_from_samples(cls(files, BenchmarkSettings()).all_samples()), None
     except (UserError, KeyError, OSError) as error:
         message = getattr(error, "message", str(error))
         return {}, message.splitlines()[0] if message else type(error).__name__

@@ -47,6 +47,8 @@ TASKS: tuple[TaskInfo, ...] = (
 )
 TASK_CODES: tuple[str, ...] = tuple(task.code for task in TASKS)
 TASK_INFO: dict[str, TaskInfo] = {task.code: task for task in TASKS}
+TIER_1: tuple[str, ...] = tuple(dict.fromkeys(task.tier1 for task in TASKS))
+TIER_2: tuple[str, ...] = tuple(dict.fromkeys(task.tier2 for task in TASKS))
 
 
 def abilities() -> dict[str, list[str]]:

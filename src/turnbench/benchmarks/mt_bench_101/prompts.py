@@ -10,45 +10,15 @@ inert and the answer is inserted exactly as the reference implementation inserts
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
-from turnbench.benchmarks.mt_bench_101_data import Dialogue, JudgeTexts
+from turnbench.benchmarks.mt_bench_101.data import Dialogue, JudgeTexts
 from turnbench.types import Message
 
 Pair = tuple[str, str]
 ReferenceMode = Literal["compat", "golden-answer"]
 PREDICTION = "{prediction}"
-
-
-def earlier_pairs(
-    dialogue: Dialogue, turn: int, own: Mapping[int, str] | None, keep_golden_first: bool
-) -> list[Pair]:
-    """The (user, assistant) pairs before `turn`.
-
-    `own` is None for golden context; otherwise the model's answers by turn, used for every
-    earlier turn except a golden first turn that is kept (the six skip-first tasks).
-    """
-    pairs: list[Pair] = []
-    for index in range(1, turn):
-        golden = dialogue.history[index - 1]
-        if own is None or (index == 1 and keep_golden_first):
-            pairs.append((golden.user, golden.bot))
-        else:
-            pairs.append((golden.user, own[index]))
-    return pairs
-
-
-def answer_messages(system_prompt: str | None, earlier: Sequence[Pair], user: str) -> list[Message]:
-    """[system?, user1, assistant1, ..., user_k]: the request for one answer."""
-    messages: list[Message] = []
-    if system_prompt is not None:
-        messages.append({"role": "system", "content": system_prompt})
-    for question, answer in earlier:
-        messages.append({"role": "user", "content": question})
-        messages.append({"role": "assistant", "content": answer})
-    messages.append({"role": "user", "content": user})
-    return messages
 
 
 def render_history(earlier: Sequence[Pair], user: str) -> str:

@@ -1,4 +1,8 @@
-"""MT-Bench's data files: questions, reference answers, judge prompts and answer files."""
+"""MT-Bench's data files: questions, reference answers, judge prompts and answer files.
+
+All three data files follow FastChat's `llm_judge` layout, so a translated or domain
+version of MT-Bench in the same layout reads the same way.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnbench.benchmarks.base import AnswerSet
 from turnbench.data import sha256_file
-from turnbench.errors import UserError
 from turnbench.textio import ErrorCollector, read_jsonl, validate_rows
 
 QUESTIONS = "mt_bench/question.jsonl"
@@ -84,33 +87,23 @@ def load_references(path: Path, questions: dict[int, Question]) -> dict[int, lis
     return references
 
 
-def answer_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".jsonl" and p.is_file())
-        if not files:
-            raise UserError(f"{path}: no *.jsonl answer files in this folder")
-        return files
-    if not path.exists():
-        raise UserError(f"{path}: no such file or folder")
-    return [path]
-
-
 def load_answer_set(path: Path, questions: dict[int, Question], planned: list[int]) -> AnswerSet:
     """One FastChat answer file; the model is named after the file (FastChat's rule)."""
     collector = ErrorCollector(path)
-    answers: dict[int, list[str]] = {}
+    answers: dict[int, dict[int, str]] = {}
     rows = load_answer_rows(path, collector)
+    known = f"ids are {min(questions)}-{max(questions)}" if questions else "no questions"
     if rows and not any(row.question_id in questions for _, row in rows):
         collector.add(
             None,
-            "none of its question_ids is an MT-Bench question (ids are 81-160): is it an "
+            f"none of its question_ids is an MT-Bench question ({known}): is it an "
             "answer file of another benchmark?",
         )
     for line, row in rows:
         question = questions.get(row.question_id)
         if question is None:
             collector.add(
-                line, f"question_id {row.question_id} is not an MT-Bench question (ids are 81-160)"
+                line, f"question_id {row.question_id} is not an MT-Bench question ({known})"
             )
             continue
         turns = row.choices[0].turns
@@ -121,10 +114,10 @@ def load_answer_set(path: Path, questions: dict[int, Question], planned: list[in
                 f"but choices[0].turns has {len(turns)} answers",
             )
             continue
-        answers[row.question_id] = turns
+        answers[row.question_id] = dict(enumerate(turns, start=1))
     missing = [qid for qid in planned if qid not in answers]
     if missing:
         shown = ", ".join(map(str, missing[:12])) + (" ..." if len(missing) > 12 else "")
         collector.add(None, f"no answers for {len(missing)} planned question(s): {shown}")
     collector.raise_if_any()
-    return AnswerSet(model=path.stem, path=path, sha256=sha256_file(path), answers=answers)
+    return AnswerSet(model=path.stem, path=path, sha256=sha256_file(path), turns=dict(answers))

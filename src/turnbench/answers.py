@@ -1,0 +1,180 @@
+"""Answers that already exist, for judge-only runs: files, folders and earlier run directories.
+
+`--answers PATH` names one answer file, one turnbench run directory, or a folder of either;
+every file is one model, named after the file (FastChat's convention), read by the
+benchmark's own reader. A run directory's log holds every answer it generated or imported,
+so it stands in for an answer file: each model in it becomes one answer set, with a
+checksum over its answer texts (the log keeps growing, so hashing the file would make every
+resume look like changed answers).
+
+The generic answer-file format, `{"id": sample id, "turn": 1-based turn, "answer": text}` per
+line, one line per judged turn, is read here for benchmarks that use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
+from turnbench.data import sha256_file
+from turnbench.errors import UserError
+from turnbench.runlog import LOG_NAME, read_records
+from turnbench.textio import ErrorCollector, read_jsonl, validate_row
+from turnbench.types import AnswerRecord, SampleId
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and (path / LOG_NAME).is_file()
+
+
+def answer_sources(path: Path) -> list[Path]:
+    """What `--answers PATH` names: one file, one run directory, or a folder of either."""
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder")
+    if not path.is_dir() or is_run_dir(path):
+        return [path]
+    sources = sorted(
+        p for p in path.iterdir() if (p.is_file() and p.suffix == ".jsonl") or is_run_dir(p)
+    )
+    if not sources:
+        raise UserError(
+            f"{path}: no *.jsonl answer files and no turnbench run directories in this folder"
+        )
+    return sources
+
+
+def texts_sha256(turns: Mapping[SampleId, Mapping[int, str]]) -> str:
+    canonical = json.dumps(
+        {str(i): {str(t): text for t, text in by_turn.items()} for i, by_turn in turns.items()},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def planned_turns(benchmark: Benchmark) -> list[tuple[SampleId, int]]:
+    return [(s.id, t) for s in benchmark.samples for t in s.judged_turns()]
+
+
+def missing_turns(
+    turns: Mapping[SampleId, Mapping[int, str]], planned: Iterable[tuple[SampleId, int]]
+) -> str:
+    """'' when every planned (id, turn) has an answer, else a short description."""
+    missing = [(i, t) for i, t in planned if t not in turns.get(i, {})]
+    if not missing:
+        return ""
+    shown = ", ".join(f"id {i} turn {t}" for i, t in missing[:12])
+    return f"{len(missing)} planned turn(s): {shown}" + (" ..." if len(missing) > 12 else "")
+
+
+def run_answer_sets(path: Path, benchmark: Benchmark) -> list[AnswerSet]:
+    """One answer set per model of an earlier run; every planned turn must be answered."""
+    known = {s.id for s in benchmark.all_samples()}
+    records, _ = read_records(path / LOG_NAME)
+    texts: dict[str, dict[SampleId, dict[int, str]]] = {}
+    for record in records:
+        if isinstance(record, AnswerRecord) and record.sample_id in known:
+            by_sample = texts.setdefault(record.model, {})
+            by_sample.setdefault(record.sample_id, {})[record.turn] = record.text
+    if not texts:
+        raise UserError(f"{path}: this run directory holds no {benchmark.name} answers")
+    sets = []
+    for model, turns in texts.items():
+        missing = [
+            s.id
+            for s in benchmark.samples
+            if any(t not in turns.get(s.id, {}) for t in s.judged_turns())
+        ]
+        if missing:
+            shown = ", ".join(map(str, missing[:12])) + (" ..." if len(missing) > 12 else "")
+            raise UserError(
+                f"{path}: model {model} has no complete answers for {len(missing)} planned "
+                f"{benchmark.sample_noun}: {shown} (finish that run, or use the same --limit)"
+            )
+        sets.append(AnswerSet(model=model, path=path, sha256=texts_sha256(turns), turns=turns))
+    return sets
+
+
+def load_answer_sets(benchmark: Benchmark, path: Path) -> list[AnswerSet]:
+    """Every answer set `--answers PATH` names; two sources naming one model are refused."""
+    sets: list[AnswerSet] = []
+    for source in answer_sources(path):
+        if is_run_dir(source):
+            sets.extend(run_answer_sets(source, benchmark))
+        else:
+            sets.append(benchmark.load_answer_file(source))
+    names = [s.model for s in sets]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
+    return sets
+
+
+class TurnAnswerRow(BaseModel):
+    """One judge-only answer: sample id, 1-based turn index in the dialogue, the text."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    id: int | str
+    turn: int
+    answer: str
+
+
+def load_turn_answers(
+    path: Path,
+    samples: Mapping[SampleId, Sample],
+    planned: Iterable[tuple[SampleId, int]],
+    *,
+    unknown_id: Callable[[SampleId], str],
+    not_judged: Callable[[Sample, int], str],
+) -> AnswerSet:
+    """A JSONL file of `{"id", "turn", "answer"}` rows, every problem reported with its line.
+
+    `unknown_id` and `not_judged` word the benchmark's own messages ("id 9 is not an
+    MT-Bench-101 dialogue (ids are 1-1388)").
+    """
+    collector = ErrorCollector(path)
+    turns: dict[SampleId, dict[int, str]] = {}
+    seen: dict[tuple[SampleId, int], int] = {}
+    id_type = type(next(iter(samples))) if samples else int
+    for line, value in read_jsonl(path, collector):
+        row = validate_row(collector, line, value, TurnAnswerRow)
+        if row is None:
+            continue
+        if not isinstance(row.id, id_type):
+            collector.add(line, f"field 'id': expected {id_type.__name__}, got {row.id!r}")
+            continue
+        sample = samples.get(row.id)
+        if sample is None:
+            collector.add(line, unknown_id(row.id))
+            continue
+        if not 1 <= row.turn <= len(sample.turns):
+            collector.add(
+                line,
+                f"dialogue {row.id} ({sample.group}) has turns 1-{len(sample.turns)}, "
+                f"not turn {row.turn}",
+            )
+            continue
+        if row.turn not in sample.judged_turns():
+            collector.add(line, not_judged(sample, row.turn))
+            continue
+        identity = (row.id, row.turn)
+        if identity in seen:
+            collector.add(
+                line,
+                f"duplicate answer for id {row.id} turn {row.turn} (first on line "
+                f"{seen[identity]})",
+            )
+            continue
+        seen[identity] = line
+        turns.setdefault(row.id, {})[row.turn] = row.answer
+    missing = missing_turns(turns, planned)
+    if missing:
+        collector.add(None, f"no answers for {missing}")
+    collector.raise_if_any()
+    return AnswerSet(model=path.stem, path=path, sha256=sha256_file(path), turns=turns)

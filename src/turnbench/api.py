@@ -1,0 +1,156 @@
+"""The public Python API: evaluate a model, judge existing answers, load a finished run.
+
+    from turnbench import evaluate, load_run
+    result = evaluate(model="openai/my-model", model_base_url=["http://127.0.0.1:8000/v1"],
+                      judge="openai/gpt-4o", out="runs/mine", limit=1)
+    print(result.overall, result.complete)
+    run = load_run("runs/mine")
+    frame = run.to_pandas()          # one row per judged turn (needs pandas)
+
+Every keyword is a flag of `turnbench run` / `turnbench judge` with dashes as underscores
+(`turnbench.options.EvalOptions` lists them). Nothing prints unless asked: pass
+`progress=callback` to follow the work (called with the stage, "answers" or "judgments",
+and the outcome of each finished item) and `warn=callback` for warnings (they are also
+collected in `result.warnings`). The `a...` versions are coroutines for code that already
+runs an event loop (a notebook); the plain versions refuse to run inside one, because they
+would have to start a second loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from turnbench.benchmarks.base import Benchmark
+from turnbench.dialogue import Estimate
+from turnbench.errors import UserError
+from turnbench.options import EvalOptions, build_options
+from turnbench.rundir import FinishedRun, load_finished_run
+from turnbench.runner import Progress
+from turnbench.session import RunResult, Session
+
+ProgressCallback = Callable[[str, str], None]
+WarnCallback = Callable[[str], None]
+
+
+class _CallbackProgress(Progress):
+    def __init__(self, callback: ProgressCallback) -> None:
+        self._callback = callback
+
+    def advance(self, stage: str, outcome: str = "ok") -> None:
+        self._callback(stage, outcome)
+
+
+def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOptions:
+    reference = benchmark
+    if isinstance(benchmark, type):
+        if not issubclass(benchmark, Benchmark):
+            raise UserError(f"benchmark={benchmark!r} is not a turnbench Benchmark subclass")
+        reference = f"{benchmark.__module__}:{benchmark.__qualname__}"
+    for key in ("out", "answers", "data_dir", "reference_file"):
+        if isinstance(values.get(key), str):
+            values[key] = Path(values[key])
+    if isinstance(values.get("model_base_url"), str):
+        values["model_base_url"] = [values["model_base_url"]]
+    return build_options(benchmark=reference, **values)
+
+
+def _session(
+    mode: str,
+    options: EvalOptions,
+    progress: ProgressCallback | Progress | None,
+    warn: WarnCallback | None,
+) -> Session:
+    sink = progress if isinstance(progress, Progress) or progress is None else None
+    if progress is not None and sink is None:
+        sink = _CallbackProgress(progress)  # type: ignore[arg-type]
+    return Session(options, mode, warn=warn, progress=sink)  # type: ignore[arg-type]
+
+
+def _no_running_loop(name: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"turnbench.{name}() was called inside a running event loop (a notebook?); "
+        f"use `await turnbench.a{name}(...)` there instead"
+    )
+
+
+async def aevaluate(
+    model: str | None = None,
+    *,
+    benchmark: str | type[Benchmark] = "mt-bench",
+    judge: str | list[str] | None = None,
+    out: str | Path | None = None,
+    progress: ProgressCallback | Progress | None = None,
+    warn: WarnCallback | None = None,
+    **options: Any,
+) -> RunResult:
+    """Generate `model`'s answers and judge them; the run directory `out` resumes."""
+    values = build_values(model=model, judge=judge, out=out, **options)
+    session = _session("run", _options(benchmark, values), progress, warn)
+    return await session.run()
+
+
+async def ajudge_answers(
+    answers: str | Path,
+    *,
+    benchmark: str | type[Benchmark] = "mt-bench",
+    judge: str | list[str] | None = None,
+    out: str | Path | None = None,
+    mode: str = "single",
+    baseline: str | None = None,
+    progress: ProgressCallback | Progress | None = None,
+    warn: WarnCallback | None = None,
+    **options: Any,
+) -> RunResult:
+    """Judge answers that already exist (an answer file, a folder of them, or a run)."""
+    values = build_values(
+        answers=answers, judge=judge, out=out, mode=mode, baseline=baseline, **options
+    )
+    session = _session("judge", _options(benchmark, values), progress, warn)
+    return await session.run()
+
+
+def evaluate(model: str | None = None, **kwargs: Any) -> RunResult:
+    """`aevaluate` for code without a running event loop (scripts)."""
+    _no_running_loop("evaluate")
+    return asyncio.run(aevaluate(model, **kwargs))
+
+
+def judge_answers(answers: str | Path, **kwargs: Any) -> RunResult:
+    """`ajudge_answers` for code without a running event loop (scripts)."""
+    _no_running_loop("judge_answers")
+    return asyncio.run(ajudge_answers(answers, **kwargs))
+
+
+def estimate(
+    model: str | None = None,
+    *,
+    benchmark: str | type[Benchmark] = "mt-bench",
+    mode: str = "run",
+    **options: Any,
+) -> Estimate:
+    """What a run (or, with `answers=`, a judge-only run) would send; nothing is sent."""
+    session_mode = "judge" if options.get("answers") is not None else mode
+    values = build_values(model=model, **options)
+    session = Session(_options(benchmark, values), session_mode)  # type: ignore[arg-type]
+    return session.estimate()[1]
+
+
+def load_run(path: str | Path) -> FinishedRun:
+    """A finished (or still running) run directory, read without locking or changing it."""
+    return load_finished_run(Path(path))
+
+
+async def aload_run(path: str | Path) -> FinishedRun:
+    """`load_run` without blocking the event loop while the log is read."""
+    return await asyncio.to_thread(load_run, path)
+
+
+def build_values(**values: Any) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}

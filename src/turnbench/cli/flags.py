@@ -1,0 +1,242 @@
+"""Every flag of `turnbench run` and `turnbench judge`, declared once.
+
+A flag names the commands it belongs to; each command's signature is generated from this
+table (typer reads the generated signature), and its values become `EvalOptions` fields of
+the same name, so the two commands and the Python API cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from turnbench.errors import UserError
+from turnbench.options import JudgeOption
+
+RUN, JUDGE = "run", "judge"
+BOTH = frozenset({RUN, JUDGE})
+TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # the parameter (and EvalOptions field) name
+    type: Any
+    default: Any
+    option: Any  # typer.Option(...)
+    commands: frozenset[str] = BOTH
+    cli_only: bool = False  # not an EvalOptions field (handled by the command)
+
+
+def _opt(*decls: str, **kwargs: Any) -> Any:
+    return typer.Option(*decls, **kwargs)
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("benchmark", str, "mt-bench", _opt("--benchmark", "-b", help="mt-bench, mt-bench-101, "
+         "or package.module:ClassName for a benchmark written elsewhere.")),
+    Flag("model", str | None, None, _opt("--model", "-m", help="Model under test, e.g. "
+         "openai/NAME or local/smollm2."), frozenset({RUN})),
+    Flag("model_base_url", list[str] | None, None, _opt("--model-base-url", help="Model endpoint "
+         "(default: $OPENAI_BASE_URL or OpenAI). Repeat it for replicas of one model."),
+         frozenset({RUN})),
+    Flag("model_api_key_env", str | None, None, _opt("--model-api-key-env", help="Variable "
+         "holding the model's API key."), frozenset({RUN})),
+    Flag("answers", Path | None, None, _opt("--answers", help="Answer file, or a folder of them "
+         "(one per model; the model is named after the file), or a turnbench run directory."),
+         frozenset({JUDGE})),
+    Flag("mode", Literal["single", "pairwise", "pairwise-all"], "single", _opt("--mode",
+         help="single ratings, pairwise against --baseline, or all pairs."), frozenset({JUDGE})),
+    Flag("baseline", str | None, None, _opt("--baseline", help="Baseline model name for --mode "
+         "pairwise."), frozenset({JUDGE})),
+    Flag("judge", list[str] | None, None, _opt("--judge", help="Judge spec, e.g. openai/gpt-4o "
+         "or local/smollm2.")),
+    Flag("judge_base_url", list[str] | None, None, _opt("--judge-base-url", help="Judge endpoint "
+         "(default: $OPENAI_BASE_URL or OpenAI); applies to the --judge it follows."),
+         cli_only=True),
+    Flag("judge_api_key_env", list[str] | None, None, _opt("--judge-api-key-env", help="Variable "
+         "holding the judge's API key; applies to the --judge it follows."), cli_only=True),
+    Flag("out", Path | None, None, _opt("--out", "-o", help="Run directory (created; re-running "
+         "the same command resumes it).")),
+    Flag("limit", int | None, None, _opt("--limit", min=1, help="Smoke run: the first N samples "
+         "of every category (MT-Bench) or task (MT-Bench-101).")),
+    Flag("concurrency", str, "8", _opt("--concurrency", "-c", help="Requests in flight per "
+         "endpoint.")),
+    Flag("judge_concurrency", str | None, None, _opt("--judge-concurrency", help="Judge "
+         "requests in flight (default: --concurrency)."), frozenset({RUN})),
+    Flag("data_dir", Path | None, None, _opt("--data-dir", help="Folder with the benchmark data "
+         "files (else $TURNBENCH_DATA_DIR, then the user cache).")),
+    Flag("parser", Literal["strict", "compat"], "strict", _opt("--parser", help="strict: "
+         "exactly one valid rating, else re-ask; compat: the reference implementation's "
+         "regex.")),
+    Flag("max_reasks", int | None, None, _opt("--max-reasks", min=0, help="Re-asks after an "
+         "unreadable judge reply (default 2 strict, 0 compat).")),
+    Flag("system_prompt", str | None, None, _opt("--system-prompt", help="System message for "
+         "the model (default: none; the server applies the model's chat template)."),
+         frozenset({RUN})),
+    Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, help="Answer token "
+         "limit (default: the benchmark's, 1024 for MT-Bench)."), frozenset({RUN})),
+    Flag("temperature", float | None, None, _opt("--temperature", min=0.0, help="Answer "
+         "temperature for every sample (default: the benchmark's own table)."),
+         frozenset({RUN})),
+    Flag("model_extra", str | None, None, _opt("--model-extra", help="Extra JSON fields for "
+         "answer requests."), frozenset({RUN})),
+    Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
+    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
+    Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
+         "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),
+    Flag("judge_temperature", float, 0.0, _opt("--judge-temperature", min=0.0)),
+    Flag("judge_extra", str | None, None, _opt("--judge-extra", help="Extra JSON fields for "
+         "judge requests, e.g. '{\"seed\": 1}'.")),
+    Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
+         "max_completion_tokens and no temperature for OpenAI reasoning models.")),
+    Flag("context", Literal["golden", "self"] | None, None, _opt("--context", help="MT-Bench-101: "
+         "history the model sees (default golden).")),
+    Flag("reference_mode", Literal["compat", "golden-answer"] | None, None, _opt(
+         "--reference-mode", help="MT-Bench-101 MR/GR reference (default compat).")),
+    Flag("reference_file", Path | None, None, _opt("--reference-file", help="MT-Bench: answer "
+         "file whose entries replace the official reference answers.")),
+    Flag("dry_run", bool, False, _opt("--dry-run", help="Print what would be requested (counts, "
+         "estimated tokens) and send nothing."), cli_only=True),
+    Flag("allow_new_judge", bool, False, _opt("--allow-new-judge", help="Resume with a different "
+         "judge, keeping old judgments.")),
+    Flag("max_requests", int | None, None, _opt("--max-requests", min=1, help="Start at most "
+         "this many answers and judgments in this invocation (their retries and re-asks "
+         "included), let them finish, then stop cleanly; re-run to continue.")),
+    Flag("max_tokens_total", int | None, None, _opt("--max-tokens-total", min=1, help="Start no "
+         "new request once this invocation has logged this many tokens (prompt + completion, "
+         "all endpoints); requests in flight finish, then the run stops cleanly.")),
+    Flag("request_timeout", float, 600.0, _opt("--request-timeout", min=0.1, help="Seconds "
+         "before one request times out.")),
+    Flag("max_attempts", int, 10, _opt("--max-attempts", min=1, help="Attempts per request "
+         "(retries + 1).")),
+    Flag("retry_max_time", float, 900.0, _opt("--retry-max-time", min=0.0, help="Seconds one "
+         "request may spend retrying.")),
+    Flag("retry_initial_wait", float, 1.0, _opt("--retry-initial-wait", min=0.0, help="First "
+         "backoff in seconds (doubles, jittered, capped at 60).")),
+    Flag("no_progress", bool, False, _opt("--no-progress", help="No live progress bars."),
+         cli_only=True),
+    Flag("no_download", bool, False, _opt("--no-download", help="Never fetch data files."),
+         cli_only=True),
+    Flag("demo", bool, False, _opt("--demo", help="The embedded demo (what `turnbench run` with "
+         "no flags does)."), frozenset({RUN})),
+)  # fmt: skip
+
+
+def command_signature(command: str) -> inspect.Signature:
+    """The signature typer reads for `command`: a typer.Context, then its flags."""
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    for flag in FLAGS:
+        if command in flag.commands:
+            parameters.append(
+                inspect.Parameter(
+                    flag.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=flag.default,
+                    annotation=Annotated[flag.type, flag.option],
+                )
+            )
+    return inspect.Signature(parameters)
+
+
+def make_command(command: str, body: Callable[..., None]) -> Callable[..., None]:
+    """A typer command function for `command` whose body receives (ctx, params)."""
+
+    def handler(ctx: typer.Context, **params: Any) -> None:
+        body(ctx, params)
+
+    handler.__signature__ = command_signature(command)  # type: ignore[attr-defined]
+    handler.__name__ = command
+    handler.__doc__ = body.__doc__
+    return handler
+
+
+def parse_json_object(text: str | None, flag: str) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{flag}: not valid JSON ({error.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag}: expected a JSON object such as '{{\"seed\": 1}}'")
+    return value
+
+
+def parse_concurrency(text: str | None, flag: str) -> int | str | None:
+    if text is None or text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: give a number of requests, or auto") from None
+    if value < 1:
+        raise UserError(f"{flag} {value}: must be at least 1")
+    return value
+
+
+def _flag_values(argv: Sequence[str], names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(flag, value) of the given options in command-line order."""
+    found = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            break
+        flag, eq, value = token.partition("=")
+        if flag in names:
+            if not eq:
+                index += 1
+                value = argv[index] if index < len(argv) else ""
+            found.append((flag, value))
+        index += 1
+    return found
+
+
+def group_judges(
+    specs: list[str], base_urls: list[str], key_envs: list[str], argv: Sequence[str] | None
+) -> list[JudgeOption]:
+    """Attach each --judge-base-url / --judge-api-key-env to the --judge it follows.
+
+    With one judge they all belong to it, wherever they stand. With several, the order of
+    the command line decides (a base URL repeated after one --judge adds a replica).
+    """
+    if len(specs) <= 1:
+        if len(key_envs) > 1:
+            raise UserError("--judge-api-key-env is given twice for one --judge")
+        return [
+            JudgeOption(
+                spec=spec, base_urls=tuple(base_urls), api_key_env=key_envs[0] if key_envs else None
+            )
+            for spec in specs
+        ]
+    if argv is None:
+        if base_urls or key_envs:
+            raise UserError(
+                "with several --judge, give each judge's --judge-base-url after its --judge"
+            )
+        return [JudgeOption(spec=spec) for spec in specs]
+    groups: list[dict[str, Any]] = []
+    for flag, value in _flag_values(argv, ("--judge", "--judge-base-url", "--judge-api-key-env")):
+        if flag == "--judge":
+            groups.append({"spec": value, "base_urls": [], "api_key_env": None})
+        elif not groups:
+            raise UserError(f"{flag} {value} comes before any --judge; put it after its judge")
+        elif flag == "--judge-base-url":
+            groups[-1]["base_urls"].append(value)
+        elif groups[-1]["api_key_env"] is not None:
+            raise UserError(f"--judge-api-key-env is given twice for --judge {groups[-1]['spec']}")
+        else:
+            groups[-1]["api_key_env"] = value
+    return [
+        JudgeOption(spec=g["spec"], base_urls=tuple(g["base_urls"]), api_key_env=g["api_key_env"])
+        for g in groups
+    ]

@@ -1,0 +1,440 @@
+"""The only turn loop: what one invocation asks of the model and the judges, for any benchmark.
+
+Three kinds of work, all built from a benchmark's declarations:
+- `run`: the model answers the benchmark's turns and every judged answer is judged. With
+  `self` history a sample's turns run in order (turn k's request holds the model's own answer
+  to turn k-1, and a failed answer is never sent onward); with `golden` history every judged
+  turn is independent and all of them run concurrently.
+- `judge`: answers read from files (or an earlier run) are recorded in the log, then judged
+  exactly as generated answers would be.
+- `pairwise` / `pairwise-all`: two models' answers to the same turn are compared by the
+  judge in both orders (two games, each its own log record).
+
+Every request goes through `RunContext`, which returns the logged record when its key is
+already done, so running the same jobs again after a crash resumes exactly where the log
+ends. Estimates for `--dry-run` render the same requests without sending them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from turnbench.benchmarks.base import AnswerSet, Benchmark, Pair, Sample
+from turnbench.errors import UserError
+from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.judging.pairwise import ORDERS, Order, shown_as
+from turnbench.keys import answer_key, game_key, judgment_key
+from turnbench.runner import RunContext
+
+Job = Callable[[], Awaitable[None]]
+Mode = Literal["run", "judge"]
+Judging = Literal["single", "pairwise", "pairwise-all"]
+CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
+PAIRWISE_MODES = ("pairwise", "pairwise-all")
+
+
+def earlier_pairs(sample: Sample, turn: int, history: str, own: Mapping[int, str]) -> list[Pair]:
+    """The (user, assistant) turns before `turn`: the dataset's answers for golden history and
+    for turns the model is not asked; the model's own (cleaned) answers otherwise."""
+    pairs: list[Pair] = []
+    for number in range(1, turn):
+        spec = sample.turns[number - 1]
+        if history == "golden" or not spec.asked:
+            pairs.append((spec.user, spec.golden or ""))
+        else:
+            pairs.append((spec.user, own[number]))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Game:
+    sample: Sample
+    turn: int
+    model_1: str
+    model_2: str
+    order: Order
+
+
+@dataclass
+class Estimate:
+    answers: int = 0
+    judgments: int = 0
+    answer_prompt_tokens: int = 0
+    answer_completion_tokens: int = 0
+    judge_prompt_tokens: int = 0
+    judge_completion_tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _chars(messages: Sequence[Mapping[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+@dataclass
+class Work:
+    """What one invocation does: the benchmark, the judges, and the models' answers."""
+
+    benchmark: Benchmark
+    judges: list[JudgeSettings]
+    mode: Mode
+    judging: Judging = "single"
+    model: str | None = None
+    answer_sets: list[AnswerSet] = field(default_factory=list)
+    baseline: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode == "run" and not self.model:
+            raise UserError("--model is required")
+        if self.judging in PAIRWISE_MODES:
+            self._check_pairwise()
+
+    # -- shape -----------------------------------------------------------------------------
+    @property
+    def models(self) -> list[str]:
+        if self.mode == "run":
+            assert self.model is not None
+            return [self.model]
+        return [answer_set.model for answer_set in self.answer_sets]
+
+    @property
+    def pairwise(self) -> bool:
+        return self.judging in PAIRWISE_MODES
+
+    def _check_pairwise(self) -> None:
+        mode = self.judging
+        if self.mode != "judge":
+            raise UserError(f"--mode {mode} is only available for turnbench judge")
+        self.benchmark.check_pairwise()
+        names = self.models
+        if len(names) < 2:
+            shown = ", ".join(names) or "none"
+            raise UserError(
+                f"--mode {mode} compares models, so --answers must hold answers of at least 2 "
+                f"models (found {len(names)}: {shown})"
+            )
+        if mode == "pairwise":
+            if self.baseline is None:
+                raise UserError("--mode pairwise needs --baseline NAME (a model of --answers)")
+            if self.baseline not in names:
+                raise UserError(
+                    f"--baseline {self.baseline} is not one of the models in --answers "
+                    f"({', '.join(names)})"
+                )
+        elif self.baseline is not None:
+            raise UserError("--baseline is only used with --mode pairwise")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(model_1, model_2) compared: every model against the baseline, or every pair."""
+        if self.judging == "pairwise":
+            baseline = self.baseline or ""
+            return [(model, baseline) for model in self.models if model != baseline]
+        models = self.models
+        return [(a, b) for index, a in enumerate(models) for b in models[index + 1 :]]
+
+    def games(self) -> list[Game]:
+        return [
+            Game(sample, turn, model_1, model_2, order)
+            for sample in self.benchmark.samples
+            for turn in sample.judged_turns()
+            for model_1, model_2 in self.pairs()
+            for order in ORDERS
+        ]
+
+    def answered_turns(self, sample: Sample) -> list[int]:
+        """Turns the model is asked in a `run`: all asked turns with self history (later
+        turns need them), only the judged ones with golden history."""
+        if self.benchmark.history == "self":
+            return sample.asked_turns()
+        return sample.judged_turns()
+
+    # -- identity --------------------------------------------------------------------------
+    def prompt_versions(self) -> dict[str, str]:
+        if self.pairwise:
+            return self.benchmark.pairwise_prompt_versions()
+        return self.benchmark.prompt_versions()
+
+    def config_options(self) -> dict[str, object]:
+        options = dict(self.benchmark.config_options())
+        if self.judging == "pairwise":
+            options["baseline"] = self.baseline
+        return options
+
+    # -- keys ------------------------------------------------------------------------------
+    def planned_keys(self) -> dict[str, set[str]]:
+        """Log keys of the planned work per stage ("answers", "judgments")."""
+        keys: dict[str, set[str]] = {"judgments": set()}
+        if self.pairwise:
+            keys["judgments"] = {
+                game_key(judge.id, g.model_1, g.model_2, g.sample.id, g.turn, g.order)
+                for judge in self.judges
+                for g in self.games()
+            }
+            return keys
+        for model in self.models:
+            for sample in self.benchmark.samples:
+                for turn in sample.judged_turns():
+                    for criterion in self._criteria(sample, turn):
+                        for judge in self.judges:
+                            keys["judgments"].add(
+                                judgment_key(judge.id, model, sample.id, turn, criterion=criterion)
+                            )
+        if self.mode == "run":
+            keys["answers"] = {
+                answer_key(model, sample.id, turn)
+                for model in self.models
+                for sample in self.benchmark.samples
+                for turn in self.answered_turns(sample)
+            }
+        return keys
+
+    def _criteria(self, sample: Sample, turn: int) -> list[str | None]:
+        """The criteria of a judged turn's judge requests (rendered with a stand-in answer:
+        which requests a turn gets never depends on the answer's text)."""
+        earlier = earlier_pairs(sample, turn, "golden", {})
+        return [task.criterion for task in self.benchmark.judge_tasks(sample, turn, earlier, "")]
+
+    # -- jobs ------------------------------------------------------------------------------
+    def jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
+        if self.pairwise:
+            return self._pairwise_jobs(ctx, judges)
+        if self.mode == "run":
+            return self._run_jobs(ctx, judges)
+        return self._judge_jobs(ctx, judges)
+
+    async def _judge_answer(
+        self,
+        ctx: RunContext,
+        judges: Sequence[Judge],
+        model: str,
+        sample: Sample,
+        turn: int,
+        earlier: Sequence[Pair],
+        answer: str,
+    ) -> None:
+        tasks = self.benchmark.judge_tasks(sample, turn, earlier, answer)
+        await asyncio.gather(
+            *(
+                ctx.judgment(
+                    judge,
+                    task,
+                    self.benchmark.reply_format(task),
+                    key=judgment_key(judge.id, model, sample.id, turn, criterion=task.criterion),
+                    model=model,
+                    sample=sample,
+                    turn=turn,
+                )
+                for task in tasks
+                for judge in judges
+            )
+        )
+
+    async def _answer(
+        self, ctx: RunContext, model: str, sample: Sample, turn: int, own: Mapping[int, str]
+    ) -> tuple[list[Pair], str] | None:
+        """Ask the model for one turn; (the conversation before it, the cleaned answer)."""
+        benchmark = self.benchmark
+        earlier = earlier_pairs(sample, turn, benchmark.history, own)
+        record = await ctx.answer(
+            key=answer_key(model, sample.id, turn),
+            model=model,
+            sample=sample,
+            turn=turn,
+            messages=benchmark.answer_messages(sample, turn, earlier),
+            params=benchmark.answer_params(sample),
+        )
+        return None if record is None else (earlier, record.text)
+
+    def _run_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
+        model = self.model
+        assert model is not None
+
+        async def in_order(sample: Sample) -> None:
+            own: dict[int, str] = {}
+            judging: list[asyncio.Task[None]] = []
+            judged = set(sample.judged_turns())
+            try:
+                for turn in sample.asked_turns():
+                    answered = await self._answer(ctx, model, sample, turn, own)
+                    if answered is None:  # never send a failed answer onward
+                        break
+                    earlier, text = answered
+                    own[turn] = text
+                    if turn in judged:
+                        judging.append(
+                            asyncio.create_task(
+                                self._judge_answer(ctx, judges, model, sample, turn, earlier, text)
+                            )
+                        )
+                await asyncio.gather(*judging)
+            finally:
+                for task in judging:
+                    task.cancel()
+
+        async def one_turn(sample: Sample, turn: int) -> None:
+            answered = await self._answer(ctx, model, sample, turn, {})
+            if answered is not None:
+                await self._judge_answer(ctx, judges, model, sample, turn, *answered)
+
+        if self.benchmark.history == "self":
+            return [lambda s=s: in_order(s) for s in self.benchmark.samples]
+        return [
+            lambda s=s, t=t: one_turn(s, t)
+            for s in self.benchmark.samples
+            for t in s.judged_turns()
+        ]
+
+    def _import(self, ctx: RunContext, answer_set: AnswerSet, sample: Sample) -> dict[int, str]:
+        """Record a sample's answers from a file; returns the recorded (cleaned) texts."""
+        own: dict[int, str] = {}
+        for turn, text in sorted(answer_set.turns.get(sample.id, {}).items()):
+            record = ctx.import_answer(
+                key=answer_key(answer_set.model, sample.id, turn),
+                model=answer_set.model,
+                sample=sample,
+                turn=turn,
+                text=text,
+            )
+            own[turn] = record.text
+        return own
+
+    def _judge_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
+        history = self.benchmark.history
+
+        async def one(answer_set: AnswerSet, sample: Sample) -> None:
+            own = self._import(ctx, answer_set, sample)
+            await asyncio.gather(
+                *(
+                    self._judge_answer(
+                        ctx,
+                        judges,
+                        answer_set.model,
+                        sample,
+                        turn,
+                        earlier_pairs(sample, turn, history, own),
+                        own[turn],
+                    )
+                    for turn in sample.judged_turns()
+                )
+            )
+
+        return [
+            lambda a=a, s=s: one(a, s) for a in self.answer_sets for s in self.benchmark.samples
+        ]
+
+    def _pairwise_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
+        by_model = {answer_set.model: answer_set for answer_set in self.answer_sets}
+        games_of: dict[object, list[Game]] = {}
+        for game in self.games():
+            games_of.setdefault(game.sample.id, []).append(game)
+        history = self.benchmark.history
+
+        async def play(game: Game, own: Mapping[str, Mapping[int, str]]) -> None:
+            model_a, model_b = shown_as(game.model_1, game.model_2, game.order)
+            conversations = [
+                (earlier_pairs(game.sample, game.turn, history, own[m]), own[m][game.turn])
+                for m in (model_a, model_b)
+            ]
+            task = self.benchmark.pair_task(game.sample, game.turn, *conversations)
+            reply = self.benchmark.reply_format(task)
+            await asyncio.gather(
+                *(
+                    ctx.judgment(
+                        judge,
+                        task,
+                        reply,
+                        key=game_key(
+                            judge.id,
+                            game.model_1,
+                            game.model_2,
+                            game.sample.id,
+                            game.turn,
+                            game.order,
+                        ),
+                        model=model_a,
+                        sample=game.sample,
+                        turn=game.turn,
+                        pair=(game.model_1, game.model_2),
+                        order=game.order,
+                    )
+                    for judge in judges
+                )
+            )
+
+        async def one(sample: Sample) -> None:
+            own = {model: self._import(ctx, by_model[model], sample) for model in self.models}
+            await asyncio.gather(*(play(game, own) for game in games_of.get(sample.id, [])))
+
+        return [lambda s=s: one(s) for s in self.benchmark.samples]
+
+    # -- estimate --------------------------------------------------------------------------
+    def estimate(self) -> Estimate:
+        """Request counts and token estimates; nothing is sent. Prompt sizes use the real
+        answers in judge-only runs and assume every answer uses its whole token limit in a
+        `run`; re-asks are not counted."""
+        benchmark = self.benchmark
+        sampling = benchmark.settings.answer
+        answer_limit = sampling.max_tokens if sampling is not None else 0
+        filler = "x" * (answer_limit * CHARS_PER_TOKEN)
+        judge_completion = sum(judge.sampling.max_tokens for judge in self.judges)
+        estimate = Estimate()
+        answer_chars = judge_chars = 0
+        for model in self.models:
+            texts = {s.model: s.turns for s in self.answer_sets}.get(model, {})
+            for sample in benchmark.samples:
+                own = texts.get(sample.id) or {t: filler for t in range(1, len(sample.turns) + 1)}
+                if self.mode == "run":
+                    for turn in self.answered_turns(sample):
+                        earlier = earlier_pairs(sample, turn, benchmark.history, own)
+                        answer_chars += _chars(benchmark.answer_messages(sample, turn, earlier))
+                        estimate.answers += 1
+                if self.pairwise:
+                    continue
+                for turn in sample.judged_turns():
+                    earlier = earlier_pairs(sample, turn, benchmark.history, own)
+                    for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
+                        judge_chars += _chars(task.messages) * len(self.judges)
+                        estimate.judgments += len(self.judges)
+        if self.pairwise:
+            texts_of = {s.model: s.turns for s in self.answer_sets}
+            for game in self.games():
+                a, b = shown_as(game.model_1, game.model_2, game.order)
+                conversations = [
+                    (
+                        earlier_pairs(
+                            game.sample, game.turn, benchmark.history, texts_of[m][game.sample.id]
+                        ),
+                        texts_of[m][game.sample.id][game.turn],
+                    )
+                    for m in (a, b)
+                ]
+                task = benchmark.pair_task(game.sample, game.turn, *conversations)
+                judge_chars += _chars(task.messages) * len(self.judges)
+                estimate.judgments += len(self.judges)
+        estimate.answer_prompt_tokens = answer_chars // CHARS_PER_TOKEN
+        estimate.answer_completion_tokens = estimate.answers * answer_limit
+        estimate.judge_prompt_tokens = judge_chars // CHARS_PER_TOKEN
+        estimate.judge_completion_tokens = (
+            estimate.judgments // max(1, len(self.judges)) * judge_completion
+        )
+        samples = benchmark.samples
+        turns = sum(len(s.judged_turns()) for s in samples)
+        what = (
+            f"{len(self.pairs())} pair(s) x 2 orders ({self.judging})"
+            if self.pairwise
+            else f"{len(self.models)} model(s)"
+        )
+        estimate.notes.append(
+            f"{len(samples)} {benchmark.sample_noun}, {turns} judged turns x {what}; "
+            + (
+                "prompt sizes assume every answer uses its whole token limit; "
+                if self.mode == "run"
+                else "prompt sizes from the answers given; "
+            )
+            + "re-asks (at most "
+            + f"{max((j.max_reasks for j in self.judges), default=0)} per judgment) are not "
+            "counted."
+        )
+        return estimate

@@ -1,0 +1,82 @@
+"""A judge is an object: who judges (spec and backend), how (sampling, parser, re-asks), and
+the identity its judgments carry in keys and records.
+
+A run holds a list of judges. Everything that would make a judge's old judgments invalid if
+it changed (sampling, parser mode, re-asks) is in `JudgeSettings`, which the run's
+configuration records; the backend (endpoints, concurrency, keys) may change between
+invocations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from turnbench.backends.base import Backend
+from turnbench.judging.formats import ReplyFormat
+from turnbench.judging.reask import JudgeOutcome, judge_with_reasks
+from turnbench.types import Message, RequestParams, SamplingConfig
+
+DEFAULT_JUDGE_TEMPERATURE = 0.0
+DEFAULT_JUDGE_MAX_TOKENS = 2048
+
+
+def default_judge_sampling() -> SamplingConfig:
+    return SamplingConfig(
+        temperature=DEFAULT_JUDGE_TEMPERATURE, max_tokens=DEFAULT_JUDGE_MAX_TOKENS
+    )
+
+
+class JudgeSettings(BaseModel):
+    """What identifies one judge's judgments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str
+    sampling: SamplingConfig = Field(default_factory=default_judge_sampling)
+    parser: Literal["strict", "compat"] = "strict"
+    max_reasks: int = 2
+
+    @property
+    def id(self) -> str:
+        """The judge's name in keys and records: its spec."""
+        return self.spec
+
+    def params(self, reply: ReplyFormat | None = None) -> RequestParams:
+        sampling = self.sampling
+        return RequestParams(
+            temperature=sampling.temperature,
+            max_tokens=sampling.max_tokens,
+            n=1,
+            extra=sampling.extra,
+            constraint=reply.constraint if reply is not None else None,
+        )
+
+    def reask_params(self, reply: ReplyFormat | None = None) -> RequestParams:
+        """A re-ask only needs the rating or verdict; its token limit can be lower."""
+        params = self.params(reply)
+        limit = self.sampling.reask_max_tokens
+        return params if limit is None else params.model_copy(update={"max_tokens": limit})
+
+
+@dataclass
+class Judge:
+    settings: JudgeSettings
+    backend: Backend
+
+    @property
+    def id(self) -> str:
+        return self.settings.id
+
+    async def ask(self, messages: list[Message], reply: ReplyFormat) -> JudgeOutcome:
+        """One judgment with this judge's sampling and re-ask policy."""
+        return await judge_with_reasks(
+            self.backend,
+            messages,
+            self.settings.params(reply),
+            reply,
+            self.settings.max_reasks,
+            self.settings.reask_params(reply),
+        )

@@ -1,0 +1,120 @@
+"""Every log key, built in one place from typed fields.
+
+A key names one piece of work (an answer, a judgment, a pairwise game) so that a resumed run
+can tell what is already done. Keys are JSON arrays of the work's identifying fields, so any
+model name, judge spec or sample id (with `|`, `/`, spaces, quotes or any other character)
+yields a distinct key, and `81` and `"81"` stay different. Nothing reads a key back into
+fields: readers use the record's own fields, and the done-index is built from those fields
+too (`record_key`), which is also how a log written before this scheme (schema version 1,
+`answer|MODEL|ID|TURN`-style keys) still resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, SampleId
+
+Order = Literal["AB", "BA"]
+
+
+def _key(*parts: Any) -> str:
+    return json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+
+
+def answer_key(model: str, sample_id: SampleId, turn: int) -> str:
+    return _key("answer", model, sample_id, turn)
+
+
+def judgment_key(
+    judge: str,
+    model: str,
+    sample_id: SampleId,
+    turn: int,
+    *,
+    criterion: str | None = None,
+    repeat: int = 0,
+) -> str:
+    """One single-grading judgment; `criterion` tells apart several judge requests of one
+    turn (a custom benchmark's rubric and checklist), `repeat` the repeats of one item."""
+    return _key("judgment", judge, model, sample_id, turn, criterion, repeat)
+
+
+def game_key(
+    judge: str,
+    model_1: str,
+    model_2: str,
+    sample_id: SampleId,
+    turn: int,
+    order: Order,
+    *,
+    repeat: int = 0,
+) -> str:
+    """One pairwise game; `order` says which model the judge saw as assistant A."""
+    return _key("game", judge, model_1, model_2, sample_id, turn, order, repeat)
+
+
+def record_key(record: AnswerRecord | JudgmentRecord) -> str:
+    """The key of the work a record finished, from its own fields."""
+    if isinstance(record, AnswerRecord):
+        return answer_key(record.model, record.sample_id, record.turn)
+    pair = record.pair_models()
+    if pair is not None:
+        order = record.game_order()
+        assert order is not None
+        return game_key(
+            record.judge,
+            pair[0],
+            pair[1],
+            record.sample_id,
+            record.turn,
+            order,
+            repeat=record.repeat,
+        )
+    return judgment_key(
+        record.judge,
+        record.model,
+        record.sample_id,
+        record.turn,
+        criterion=record.criterion,
+        repeat=record.repeat,
+    )
+
+
+def legacy_key(record: AnswerRecord | JudgmentRecord) -> str:
+    """The key a schema-1 log wrote for this record (`|`-joined, ambiguous for names with
+    `|`). Used only to check that an old record's key belongs to its fields."""
+    if isinstance(record, AnswerRecord):
+        return f"answer|{record.model}|{record.sample_id}|{record.turn}"
+    pair = record.pair_models()
+    if pair is not None:
+        return (
+            f"pair|{record.judge}|{pair[0]}|{pair[1]}|{record.sample_id}|{record.turn}|"
+            f"{record.game_order()}"
+        )
+    return f"judgment|{record.judge}|{record.model}|{record.sample_id}|{record.turn}"
+
+
+def key_matches(record: AnswerRecord | JudgmentRecord) -> bool:
+    """Whether a record's stored key names the work its fields describe."""
+    return record.key in (record_key(record), legacy_key(record))
+
+
+def with_legacy_fields(record: FailureRecord) -> FailureRecord:
+    """A schema-1 failure named its work only in its `|`-joined key; this is the one place
+    that reads such a key back (answer and single-judgment keys; pairwise ones are too
+    ambiguous and stay as they are). Records that name their work by fields pass through."""
+    if record.model is not None:
+        return record
+    parts = record.key.split("|")
+    if len(parts) < 4 or not parts[-1].isdigit():
+        return record
+    sample: SampleId = int(parts[-2]) if parts[-2].lstrip("-").isdigit() else parts[-2]
+    if parts[0] == "answer":
+        fields = {"model": "|".join(parts[1:-2]), "judge": None}
+    elif parts[0] == "judgment" and len(parts) >= 5:
+        fields = {"model": "|".join(parts[2:-2]), "judge": parts[1]}
+    else:
+        return record
+    return record.model_copy(update={**fields, "sample_id": sample, "turn": int(parts[-1])})

@@ -1,0 +1,127 @@
+"""Every choice of an evaluation, in one validated model: what the API takes and the CLI fills.
+
+The names are the CLI flags' names (`model_base_url` is `--model-base-url`), so a notebook
+call and a command line read the same way. Defaults that depend on the benchmark (answer
+temperatures, the answer token limit) are `None` here and resolved by the benchmark.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.dataclasses import dataclass
+
+from turnbench.errors import UserError
+
+Concurrency = int | Literal["auto"]
+
+
+class JudgeOption(BaseModel):
+    """One `--judge` and the endpoint settings that follow it on the command line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+
+
+@dataclass(config=ConfigDict(extra="forbid"))
+class EvalOptions:
+    """The options of `turnbench run` / `turnbench judge` (and `evaluate` / `judge_answers`).
+
+    (A pydantic dataclass: fields such as `model_extra` would clash with BaseModel's own
+    attributes.)
+    """
+
+    benchmark: str = "mt-bench"
+    # the model under test (run) or the answers to judge (judge)
+    model: str | None = None
+    model_base_url: list[str] = Field(default_factory=list)
+    model_api_key_env: str | None = None
+    answers: Path | None = None
+    mode: Literal["single", "pairwise", "pairwise-all"] = "single"
+    baseline: str | None = None
+    # judges
+    judge: list[JudgeOption] = Field(default_factory=list)
+    # where
+    out: Path | None = None
+    data_dir: Path | None = None
+    download: bool = True
+    # what
+    limit: int | None = Field(default=None, ge=1)
+    context: str | None = None
+    reference_mode: str | None = None
+    reference_file: Path | None = None
+    # answer requests
+    system_prompt: str | None = None
+    max_new_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+    model_extra: dict[str, Any] = Field(default_factory=dict)
+    model_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # judge requests
+    parser: Literal["strict", "compat"] = "strict"
+    max_reasks: int | None = Field(default=None, ge=0)
+    judge_max_tokens: int = Field(default=2048, ge=1)
+    reask_max_tokens: int | None = Field(default=None, ge=1)
+    judge_temperature: float = Field(default=0.0, ge=0)
+    judge_extra: dict[str, Any] = Field(default_factory=dict)
+    judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # execution
+    concurrency: Concurrency = 8
+    judge_concurrency: Concurrency | None = None
+    request_timeout: float = Field(default=600.0, gt=0)
+    max_attempts: int = Field(default=10, ge=1)
+    retry_max_time: float = Field(default=900.0, ge=0)
+    retry_initial_wait: float = Field(default=1.0, ge=0)
+    max_requests: int | None = Field(default=None, ge=1)
+    max_tokens_total: int | None = Field(default=None, ge=1)
+    allow_new_judge: bool = False
+    demo: bool = False
+
+    @field_validator("concurrency", "judge_concurrency")
+    @classmethod
+    def _positive(cls, value: Concurrency | None) -> Concurrency | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1 (or 'auto')")
+        return value
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _judges(cls, value: Any) -> Any:
+        """A judge may be given as a spec string, or a list of specs / JudgeOption."""
+        if value is None:
+            return []
+        if isinstance(value, str | JudgeOption | dict):
+            value = [value]
+        return [{"spec": item} if isinstance(item, str) else item for item in value]
+
+    def max_reasks_or_default(self) -> int:
+        if self.max_reasks is not None:
+            return self.max_reasks
+        return 2 if self.parser == "strict" else 0
+
+    def benchmark_options(self) -> dict[str, Any]:
+        """The benchmark-specific settings that were given (the benchmark checks them)."""
+        given = {
+            "context": self.context,
+            "reference_mode": self.reference_mode,
+            "reference_file": self.reference_file,
+        }
+        return {name: value for name, value in given.items() if value is not None}
+
+
+def build_options(**values: Any) -> EvalOptions:
+    """EvalOptions from keyword arguments, with one clear message for a bad value."""
+    from pydantic import ValidationError
+
+    from turnbench.textio import describe_validation_error
+
+    try:
+        return EvalOptions(**values)
+    except ValidationError as error:
+        raise UserError(f"invalid options: {describe_validation_error(error)}") from None
+    except TypeError as error:  # an unknown keyword
+        raise UserError(f"invalid options: {error}") from None

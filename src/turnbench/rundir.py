@@ -1,0 +1,430 @@
+"""Reading finished run directories: what reports, comparisons, exports and the API use.
+
+A run directory holds `results.json` (the summary rebuilt from the log) and `log.jsonl` (the
+truth). Readers here never lock or modify the directory, so a report can be made while a run
+is still going: `read_records` ignores a torn last line. Records are read by their fields,
+never by splitting their keys. Sample ids are compared as strings everywhere in this module,
+because the log keeps them as JSON numbers or strings depending on the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from turnbench.benchmarks import benchmark_class
+from turnbench.benchmarks.base import Benchmark
+from turnbench.errors import UserError
+from turnbench.results import RESULTS_NAME
+from turnbench.runlog import LOG_NAME, open_failures, read_records, record_problem
+from turnbench.textio import describe_validation_error, read_json
+from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, LogRecord
+
+PAIRWISE_MODES = frozenset({"pairwise", "pairwise-all"})
+GROUP_META_KEYS = ("category", "task")
+
+Warn = Callable[[str], None]
+TurnKey = tuple[str, int]  # (sample id as text, turn)
+
+
+class ResultsHeader(BaseModel):
+    """The keys of results.json every reader relies on; everything else is optional."""
+
+    model_config = ConfigDict(extra="allow")
+
+    benchmark: str
+    judge: str
+    complete: bool | None = None
+    model: str | None = None
+    models: dict[str, dict[str, Any]] | None = None
+    provenance: dict[str, Any] = {}
+
+
+def sample_sort_key(sample_id: str) -> tuple[int, int | str]:
+    """Numeric ids in numeric order, then other ids alphabetically."""
+    return (0, int(sample_id)) if sample_id.lstrip("-").isdigit() else (1, sample_id)
+
+
+def record_group(record: AnswerRecord | JudgmentRecord | FailureRecord) -> str | None:
+    """The sample's category or task (schema-1 records kept it in `meta`)."""
+    if record.group:
+        return record.group
+    for name in GROUP_META_KEYS:
+        value = record.meta.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+@dataclass
+class Entry:
+    """One model of one run: what a summary row, a chart series or a browser column shows."""
+
+    run: Run
+    model: str
+    results: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.run.label}: {self.model}"
+
+    @cached_property
+    def answers(self) -> dict[TurnKey, AnswerRecord]:
+        latest: dict[TurnKey, AnswerRecord] = {}
+        for record in self.run.records:
+            if isinstance(record, AnswerRecord) and record.model == self.model:
+                latest[(str(record.sample_id), record.turn)] = record
+        return latest
+
+    @cached_property
+    def judgments(self) -> dict[TurnKey, JudgmentRecord]:
+        """Latest trusted single-grading judgment per turn by the run's (first) judge."""
+        latest: dict[TurnKey, JudgmentRecord] = {}
+        judge = self.run.judge_ids[0] if self.run.judge_ids else self.run.judge
+        for record in self.run.records:
+            if (
+                isinstance(record, JudgmentRecord)
+                and record.judge == judge
+                and record.model == self.model
+                and not record.is_game
+                and record.criterion is None
+                and record.repeat == 0
+                and record_problem(record) is None
+            ):
+                latest[(str(record.sample_id), record.turn)] = record
+        return latest
+
+    @cached_property
+    def open_failures(self) -> dict[TurnKey, FailureRecord]:
+        """Requests of this model that still failed after their retries (not final).
+
+        Failures of schema-1 logs name their work only in their key and are left out here
+        (results.json still lists them under `request_failures`)."""
+        found: dict[TurnKey, FailureRecord] = {}
+        judges = {*self.run.judge_ids, self.run.judge}
+        for failure in self.run.open_failures.values():
+            if failure.model != self.model or failure.sample_id is None or failure.turn is None:
+                continue
+            if failure.stage == "judgment" and (failure.judge not in judges or failure.pair):
+                continue
+            found[(str(failure.sample_id), failure.turn)] = failure
+        return found
+
+    def groups(self) -> dict[str, str]:
+        """sample id -> category or task, from the records."""
+        found: dict[str, str] = {}
+        records = [*self.answers.items(), *self.judgments.items(), *self.open_failures.items()]
+        for (sample, _), record in records:
+            group = record_group(record)
+            if group is not None:
+                found.setdefault(sample, group)
+        return found
+
+
+@dataclass
+class Run:
+    path: Path
+    label: str
+    results: dict[str, Any]
+    records: list[LogRecord]
+    has_log: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.results["benchmark"])
+
+    @property
+    def judge(self) -> str:
+        return str(self.results["judge"])
+
+    @property
+    def judge_ids(self) -> list[str]:
+        judges = self.results.get("judges")
+        if isinstance(judges, list) and all(isinstance(j, str) for j in judges):
+            return judges
+        return [self.judge]
+
+    @cached_property
+    def benchmark_class(self) -> type[Benchmark] | None:
+        """The benchmark's class (its comparison rule, report and labels), if it can be
+        found: a built-in by name, or the reference the run recorded."""
+        reference = self.provenance.get("benchmark_ref") or self.benchmark
+        try:
+            return benchmark_class(str(reference))
+        except UserError:
+            return None
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        value = self.results.get("provenance")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def judge_only(self) -> bool:
+        return isinstance(self.results.get("models"), dict)
+
+    @property
+    def judging(self) -> str:
+        mode = self.provenance.get("judging")
+        if isinstance(mode, str):
+            return mode
+        models = self.results.get("models") or {}
+        if any("win_rate" in m for m in models.values() if isinstance(m, dict)):
+            return "pairwise"
+        return "single"
+
+    @property
+    def pairwise(self) -> bool:
+        return self.judging in PAIRWISE_MODES
+
+    @property
+    def model_names(self) -> list[str]:
+        """Models with results; a pairwise run's baseline (which has no row) comes last."""
+        if self.judge_only:
+            names = list(self.results["models"])
+            baseline = self.results.get("baseline")
+            if self.pairwise and isinstance(baseline, str) and baseline not in names:
+                names.append(baseline)
+            return names
+        model = self.results.get("model")
+        return [str(model)] if model else []
+
+    def model_results(self, name: str) -> dict[str, Any]:
+        if self.judge_only:
+            value = self.results["models"].get(name)
+            return value if isinstance(value, dict) else {"model": name}
+        return self.results
+
+    def entries(self) -> list[Entry]:
+        return [Entry(self, name, self.model_results(name)) for name in self.model_names]
+
+    @cached_property
+    def open_failures(self) -> dict[str, FailureRecord]:
+        return open_failures(self.records)
+
+
+def read_results(directory: Path) -> dict[str, Any]:
+    path = directory / RESULTS_NAME
+    if not path.is_file():
+        raise UserError(
+            f"{directory}: no {RESULTS_NAME} here; is this a turnbench run directory? "
+            "(results.json is written at the end of every `turnbench run` or `turnbench judge`; "
+            "re-run the same command to rebuild it)"
+        )
+    value = read_json(path)
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    try:
+        ResultsHeader.model_validate(value)
+    except ValidationError as error:
+        raise UserError(
+            f"{path}: not a turnbench results file ({describe_validation_error(error)})"
+        ) from None
+    return value
+
+
+def load_run(
+    directory: Path, *, label: str | None = None, require_log: bool = True, warn: Warn | None = None
+) -> Run:
+    """A run directory, validated; a missing log is an error unless `require_log` is off."""
+    if not directory.exists():
+        raise UserError(f"{directory}: no such run directory")
+    if not directory.is_dir():
+        raise UserError(f"{directory}: not a directory (expected a run directory)")
+    results = read_results(directory)
+    log_path = directory / LOG_NAME
+    run = Run(directory, label or directory.name or str(directory), results, [], has_log=False)
+    if log_path.is_file():
+        run.records, _ = read_records(log_path, warn)
+        run.has_log = True
+    elif require_log:
+        raise UserError(f"{directory}: no {LOG_NAME} here (the run log is needed for this)")
+    else:
+        run.warnings.append(f"{directory}: no {LOG_NAME}; answers and judgments cannot be shown")
+    return run
+
+
+def unique_labels(paths: Iterable[Path]) -> list[str]:
+    """Short labels for runs: the folder name, disambiguated by position when repeated."""
+    items = list(paths)
+    names = [p.resolve().name or str(p) for p in items]
+    labels = []
+    for index, name in enumerate(names):
+        labels.append(name if names.count(name) == 1 else f"{name} #{index + 1}")
+    return labels
+
+
+def load_runs(
+    directories: list[Path], *, require_log: bool = True, warn: Warn | None = None
+) -> list[Run]:
+    return [
+        load_run(directory, label=label, require_log=require_log, warn=warn)
+        for directory, label in zip(directories, unique_labels(directories), strict=True)
+    ]
+
+
+def select_entry(run: Run, model: str | None, flag: str) -> Entry:
+    """The model of `run` to use: the one named, or the only one."""
+    names = run.model_names
+    if not names:
+        raise UserError(f"{run.path}: results.json names no model")
+    if model is None:
+        if len(names) > 1:
+            raise UserError(
+                f"{run.path} holds {len(names)} models ({', '.join(names)}); "
+                f"choose one with {flag} NAME"
+            )
+        model = names[0]
+    if model not in names:
+        raise UserError(f"{flag} {model!r}: {run.path} holds only {', '.join(names)}")
+    return Entry(run, model, run.model_results(model))
+
+
+# -- judged-turn rows (exports and the Python API) ----------------------------------------
+def latest_records(
+    run: Run,
+) -> tuple[dict[str, JudgmentRecord], dict[tuple[str, str, int], AnswerRecord]]:
+    """The latest trusted judgment per piece of work, and the latest answer per turn."""
+    from turnbench.keys import record_key
+
+    judgments: dict[str, JudgmentRecord] = {}
+    answers: dict[tuple[str, str, int], AnswerRecord] = {}
+    for record in run.records:
+        if isinstance(record, JudgmentRecord) and record_problem(record) is None:
+            judgments[record_key(record)] = record
+        elif isinstance(record, AnswerRecord):
+            answers[(record.model, str(record.sample_id), record.turn)] = record
+    return judgments, answers
+
+
+def judged_turn_rows(run: Run) -> list[dict[str, Any]]:
+    """One row per judgment in the log (every judge), with the answer and the raw replies,
+    then one per request that still fails after its retries (status `request_failed`)."""
+    judgments, answers = latest_records(run)
+    rows: list[dict[str, Any]] = []
+    for record in judgments.values():
+        answer = answers.get((record.model, str(record.sample_id), record.turn))
+        group = record_group(record)
+        rows.append(
+            {
+                "judge": record.judge,
+                "model": record.model,
+                "sample_id": record.sample_id,
+                "turn": record.turn,
+                "group": group,
+                "category": record.meta.get(
+                    "category", group if "category" in _kinds(run) else None
+                ),
+                "task": record.meta.get("task", group if "task" in _kinds(run) else None),
+                "criterion": record.criterion,
+                "repeat": record.repeat,
+                "prompt_name": record.prompt_name,
+                "status": record.status,
+                "score": record.score,
+                "verdict": record.verdict,
+                "checklist": record.checklist,
+                "parse_error": record.parse_error,
+                "reasks": record.reasks,
+                "parser": record.parser,
+                "error": None,
+                "ts": record.ts,
+                "answer": answer.text if answer is not None else None,
+                "judge_outputs": record.outputs,
+            }
+        )
+    for failure in run.open_failures.values():
+        if failure.model is None or failure.sample_id is None or failure.turn is None:
+            continue  # a schema-1 failure names its work only in its key
+        group = failure.group
+        rows.append(
+            {
+                "judge": failure.judge if failure.stage == "judgment" else run.judge,
+                "model": failure.model,
+                "sample_id": failure.sample_id,
+                "turn": failure.turn,
+                "group": group,
+                "category": group if "category" in _kinds(run) else None,
+                "task": group if "task" in _kinds(run) else None,
+                "criterion": None,
+                "repeat": 0,
+                "prompt_name": None,
+                "status": "request_failed",
+                "score": None,
+                "verdict": None,
+                "checklist": None,
+                "parse_error": None,
+                "reasks": 0,
+                "parser": None,
+                "error": f"{failure.stage} request: {failure.error}",
+                "ts": failure.ts,
+                "answer": None,
+                "judge_outputs": [],
+            }
+        )
+    rows.sort(
+        key=lambda r: (r["judge"], r["model"], sample_sort_key(str(r["sample_id"])), r["turn"])
+    )
+    return rows
+
+
+def _kinds(run: Run) -> set[str]:
+    cls = run.benchmark_class
+    return {cls.group_kind} if cls is not None else set(GROUP_META_KEYS)
+
+
+@dataclass
+class FinishedRun:
+    """A run directory as the Python API returns it."""
+
+    run: Run
+
+    @property
+    def path(self) -> Path:
+        return self.run.path
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return self.run.results
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.results.get("complete"))
+
+    @property
+    def overall(self) -> float | None:
+        return self.results.get("overall")
+
+    @property
+    def models(self) -> list[str]:
+        return self.run.model_names
+
+    def typed(self) -> Any:
+        """The results as their pydantic model (validated against the published schema)."""
+        from turnbench.results import RESULTS_ADAPTER
+
+        return RESULTS_ADAPTER.validate_python(self.results)
+
+    def model_results(self, model: str | None = None) -> dict[str, Any]:
+        return select_entry(self.run, model, "model").results
+
+    def turns(self) -> Iterator[dict[str, Any]]:
+        """One row per judged turn (and judge): scores, verdicts, the answer, raw replies."""
+        yield from judged_turn_rows(self.run)
+
+    def to_pandas(self) -> Any:
+        """The judged-turn rows as a pandas DataFrame (pandas must be installed)."""
+        try:
+            import pandas
+        except ImportError:
+            raise UserError("to_pandas() needs pandas: pip install pandas") from None
+        return pandas.DataFrame(list(self.turns()))
+
+
+def load_finished_run(path: Path) -> FinishedRun:
+    return FinishedRun(load_run(path, require_log=False))

@@ -1,0 +1,111 @@
+"""Terminal tables built from results objects (scores rounded only here, for display)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.table import Table
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def score_table(
+    title: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    totals: Sequence[Any] | None = None,
+) -> Table:
+    table = Table(title=title, title_justify="left")
+    for index, header in enumerate(headers):
+        table.add_column(header, justify="left" if index == 0 else "right")
+    for row in rows:
+        table.add_row(str(row[0]), *(fmt(v) if not isinstance(v, str) else v for v in row[1:]))
+    if totals is not None:
+        table.add_section()
+        table.add_row(
+            f"[bold]{totals[0]}[/bold]",
+            *(f"[bold]{fmt(v) if not isinstance(v, str) else v}[/bold]" for v in totals[1:]),
+        )
+    return table
+
+
+def counts_line(results: dict[str, Any]) -> str:
+    counts = results["counts"]
+    parts = [f"judged {counts['judged']}/{counts['expected']}"]
+    if counts.get("failed"):
+        parts.append(
+            f"[yellow]unparseable {counts['failed']}[/yellow] (judge gave no valid "
+            "rating after its re-asks; not averaged in)"
+        )
+    if counts.get("pending"):
+        parts.append(
+            f"[red]pending {counts['pending']}[/red] (not finished: a request failed or "
+            "the run stopped early; re-run the same command to finish them)"
+        )
+    if counts.get("reasks"):
+        parts.append(f"re-asks {counts['reasks']}")
+    interval = results.get("overall_ci95")
+    if interval:
+        parts.append(f"overall 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]")
+    return " · ".join(parts)
+
+
+def generic_table(results: Mapping[str, Any]) -> Table:
+    """Any benchmark's results: every {group: score} table it reports, then the overall."""
+    table = Table(title=f"{results.get('benchmark')}: {results.get('model')}", title_justify="left")
+    table.add_column("group")
+    table.add_column("score", justify="right")
+    for name, value in results.items():
+        if name.startswith("by_") and isinstance(value, dict):
+            for group, score in value.items():
+                if score is None or isinstance(score, int | float):
+                    table.add_row(f"{name[3:]}: {group}", fmt(score))
+    table.add_section()
+    table.add_row("[bold]overall[/bold]", f"[bold]{fmt(results.get('overall'))}[/bold]")
+    return table
+
+
+def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
+    """Rich renderables of a pairwise results object (rounded for display only)."""
+    from turnbench.ratings import ratings_table
+
+    versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
+    table = Table(
+        title=f"{results['benchmark']} pairwise{versus}, judge {results['judge']}",
+        title_justify="left",
+    )
+    for column in ("model", "win", "loss", "tie", "inconsistent", "win rate", "adjusted"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for name, row in results["models"].items():
+        table.add_row(
+            name,
+            str(row["win"]),
+            str(row["loss"]),
+            str(row["tie"]),
+            str(row["inconsistent"]),
+            fmt(row["win_rate"], 3),
+            fmt(row["win_rate_adjusted"], 3),
+        )
+    counts = results["counts"]
+    pairs = counts["pairs"]
+    parts = [
+        f"judged {counts['judged']}/{counts['expected']} games",
+        f"position consistency {fmt(results['position_consistency'], 3)} "
+        f"({pairs['compared'] - pairs['inconsistent']}/{pairs['compared']} pairs agree in both "
+        "orders)",
+        f"first-position win share {fmt(results['first_position_win_share'], 3)}",
+    ]
+    if counts["failed"]:
+        parts.append(
+            f"[yellow]unparseable {counts['failed']}[/yellow] games; "
+            f"{pairs['excluded']} pair(s) left out"
+        )
+    if counts["pending"]:
+        parts.append(
+            f"[red]pending {counts['pending']}[/red] games (not finished: a request failed "
+            "or the run stopped early; re-run the same command to finish them)"
+        )
+    return [table, " · ".join(parts), ratings_table(results["ratings"])]
