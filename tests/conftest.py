@@ -67,3 +67,29 @@ def run_cli(
 @pytest.fixture
 def env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
     return cli_env(data_dir, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def results_schema() -> dict:
+    import json
+
+    return json.loads((REPO / "docs" / "results.schema.json").read_text("utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def every_results_json_matches_the_schema(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every results.json a test's run writes must match docs/results.schema.json."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    import json
+
+    import jsonschema
+
+    folder = request.getfixturevalue("tmp_path")  # set up first, so torn down after this
+    schema = request.getfixturevalue("results_schema")
+    yield
+    validator = jsonschema.Draft202012Validator(schema)
+    for path in folder.rglob("results.json"):
+        errors = sorted(validator.iter_errors(json.loads(path.read_text("utf-8"))), key=str)
+        assert not errors, f"{path} does not match the results schema: {errors[0].message}"

@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel
+
 from turnbench.data import DataFile
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
@@ -194,6 +196,9 @@ class Benchmark(ABC):
     #: benchmarks whose samples are FastChat questions of `turns_per_sample` turns
     exports: ClassVar[tuple[str, ...]] = ()
     turns_per_sample: ClassVar[int] = 0
+    #: the score tables `aggregate` adds to a model's results (documented in the results
+    #: schema, and checked against it for this benchmark's runs)
+    results_model: ClassVar[type[BaseModel] | None] = None
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files

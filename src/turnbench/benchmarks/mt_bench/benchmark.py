@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -67,6 +69,17 @@ DEFAULT_TEMPERATURE = 0.7  # FastChat's value for a category it does not know
 TURNS = ("1", "2")
 
 
+class MTBenchTables(BaseModel):
+    """MT-Bench's score tables: means per turn ("1", "2"), per category, per category and
+    turn, with bootstrap intervals (resampling questions); null where nothing was scored."""
+
+    by_turn: dict[str, float | None]
+    by_turn_ci95: dict[str, list[float] | None]
+    by_category: dict[str, float | None]
+    by_category_ci95: dict[str, list[float] | None]
+    by_category_turn: dict[str, dict[str, float | None]]
+
+
 def answer_temperature(category: str) -> float:
     return CATEGORY_TEMPERATURE.get(category, DEFAULT_TEMPERATURE)
 
@@ -88,6 +101,7 @@ class MTBench(Benchmark):
     comparison = ComparisonRule(combine="mean", overall="mean", need_complete=False)
     option_names = frozenset({"reference_file"})
     exports = ("fastchat",)
+    results_model = MTBenchTables
     turns_per_sample = 2
     report = ReportSpec(
         charts=(

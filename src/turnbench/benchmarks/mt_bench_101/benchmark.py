@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
+from pydantic import BaseModel
+
 from turnbench.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
@@ -58,6 +60,23 @@ REFERENCE_MODES = ("compat", "golden-answer")
 Context = Literal["golden", "self"]
 
 
+class MTBench101Tables(BaseModel):
+    """MT-Bench-101's score tables. A dialogue scores its weakest judged turn; a task is the
+    mean of its dialogues; `overall` the unweighted mean of the tasks; abilities the mean of
+    their tasks. The `mean_over_turns` variants average turns instead; `by_task_turn` and
+    `by_turn` show scores by turn position."""
+
+    context: str
+    reference_mode: str
+    by_task: dict[str, float | None]
+    by_ability: dict[str, float | None]
+    overall_mean_over_turns: float | None
+    by_task_mean_over_turns: dict[str, float | None]
+    by_task_turn: dict[str, dict[str, float | None]]
+    by_turn: dict[str, float | None]
+    incomplete_dialogue_ids: list[int]
+
+
 def select_dialogues(dialogues: list[Dialogue], limit: int | None) -> list[Dialogue]:
     """The `limit` lowest-id dialogues of every task (all of them without a limit)."""
     ordered = sorted(dialogues, key=lambda d: d.id)
@@ -92,6 +111,7 @@ class MTBench101(Benchmark):
     }
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
     option_names = frozenset({"context", "reference_mode"})
+    results_model = MTBench101Tables
     report = ReportSpec(
         charts=(
             Chart("radar", "by_task", "MT-Bench-101 score per task",

@@ -1,0 +1,61 @@
+"""The published JSON Schema of results.json (`docs/results.schema.json`).
+
+Generated from the typed results (`turnbench.results`) plus each built-in benchmark's score
+tables: a model's results must carry its benchmark's tables when the `benchmark` key names a
+built-in one, and may carry any tables for a benchmark written elsewhere.
+
+    python -m turnbench.schema                 # print it
+    python -m turnbench.schema --write FILE    # write it (the repository keeps it in docs/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from turnbench.benchmarks import builtin_benchmarks
+from turnbench.results import results_schema
+
+MODEL_DEFS = ("ModelResults", "SingleRunResults")
+
+
+def full_schema() -> dict[str, Any]:
+    schema = results_schema()
+    definitions = schema.setdefault("$defs", {})
+    conditions = []
+    for name, cls in builtin_benchmarks().items():
+        if cls.results_model is None:
+            continue
+        tables = cls.results_model.model_json_schema(ref_template="#/$defs/{model}")
+        definitions.update(tables.pop("$defs", {}))
+        definitions[cls.results_model.__name__] = tables
+        conditions.append(
+            {
+                "if": {"properties": {"benchmark": {"const": name}}, "required": ["benchmark"]},
+                "then": {"$ref": f"#/$defs/{cls.results_model.__name__}"},
+            }
+        )
+    for name in MODEL_DEFS:
+        definitions[name]["allOf"] = conditions
+    return schema
+
+
+def render() -> str:
+    return json.dumps(full_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="Write the schema to this file.")
+    args = parser.parse_args()
+    text = render()
+    if args.write:
+        args.write.write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
