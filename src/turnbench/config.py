@@ -46,7 +46,7 @@ class RunConfig(BaseModel):
     limit: int | None = None
     demo: bool = False
     endpoints: dict[str, str | None] = Field(default_factory=dict)
-    concurrency: int = 8
+    concurrency: int | str = 8  # or "auto"
 
     def identity(self) -> dict[str, Any]:
         return self.model_dump(

@@ -16,7 +16,8 @@ from rich.markup import escape
 
 from turnbench import __version__
 from turnbench.backends import Backend, BackendOptions, make_backend
-from turnbench.backends.factory import display_url, resolve_base_url
+from turnbench.backends.factory import display_url, resolve_base_url, resolve_base_urls
+from turnbench.backends.preflight import preflight
 from turnbench.benchmarks import Settings, benchmark_class
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Plan, SinglePlan
 from turnbench.config import RunConfig, check_resume
@@ -62,6 +63,14 @@ def judge_warning(judge: str) -> str | None:
             "--judge openai/gpt-4o --out runs/mine"
         )
     return None
+
+
+def _shown(options: BackendOptions) -> str | None:
+    """The role's endpoints as recorded: redacted, comma-separated (None: no base URL and
+    no $OPENAI_BASE_URL, e.g. a local model)."""
+    if not options.base_urls and resolve_base_url(None) is None:
+        return None
+    return ", ".join(display_url(url) or "" for url in resolve_base_urls(options))
 
 
 class Session:
@@ -118,10 +127,8 @@ class Session:
             limit=settings.limit,
             demo=request.demo,
             endpoints={
-                "model": display_url(resolve_base_url(request.model_options.base_url))
-                if request.mode == "run"
-                else None,
-                "judge": display_url(resolve_base_url(request.judge_options.base_url)),
+                "model": _shown(request.model_options) if request.mode == "run" else None,
+                "judge": _shown(request.judge_options),
             },
             concurrency=request.model_options.concurrency,
         )
@@ -144,6 +151,8 @@ class Session:
             self.print_estimate(plan, config)
             return EXIT_OK
         model_backend, judge_backend = self.build_backends()
+        for problem in asyncio.run(preflight([model_backend, judge_backend])):
+            self._warn(problem)
         warning = judge_warning(config.judge)
         with RunLog(self.request.out, warn=self._warn) as log:
             self._record_config(log, config)

@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 
 from turnbench.backends import BackendOptions
+from turnbench.backends.factory import parse_concurrency
+from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import Settings
 from turnbench.cli.app import app
@@ -33,8 +35,11 @@ Judge = Annotated[
     str | None, typer.Option("--judge", help="Judge spec, e.g. openai/gpt-4o or local/smollm2.")
 ]
 JudgeBaseUrl = Annotated[
-    str | None,
-    typer.Option("--judge-base-url", help="Judge endpoint (default: $OPENAI_BASE_URL or OpenAI)."),
+    list[str] | None,
+    typer.Option(
+        "--judge-base-url",
+        help="Judge endpoint (default: $OPENAI_BASE_URL or OpenAI); repeat for replicas.",
+    ),
 ]
 JudgeKeyEnv = Annotated[
     str | None, typer.Option("--judge-api-key-env", help="Variable holding the judge's API key.")
@@ -48,12 +53,18 @@ Limit = Annotated[
     ),
 ]
 Concurrency = Annotated[
-    int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight per endpoint.")
+    str,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        help="Requests in flight per endpoint, or auto (adapts to the server's rate limits).",
+    ),
 ]
 JudgeConcurrency = Annotated[
-    int | None,
+    str | None,
     typer.Option(
-        "--judge-concurrency", min=1, help="Judge requests in flight (default: --concurrency)."
+        "--judge-concurrency",
+        help="Judge requests in flight per endpoint, or auto (default: --concurrency).",
     ),
 ]
 DataDir = Annotated[
@@ -207,9 +218,10 @@ def run(
         typer.Option("--model", "-m", help="Model under test, e.g. openai/NAME or local/smollm2."),
     ] = None,
     model_base_url: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            "--model-base-url", help="Model endpoint (default: $OPENAI_BASE_URL or OpenAI)."
+            "--model-base-url",
+            help="Model endpoint (default: $OPENAI_BASE_URL or OpenAI); repeat for replicas.",
         ),
     ] = None,
     model_api_key_env: Annotated[
@@ -221,7 +233,7 @@ def run(
     judge_api_key_env: JudgeKeyEnv = None,
     out: Out = None,
     limit: Limit = None,
-    concurrency: Concurrency = 8,
+    concurrency: Concurrency = "8",
     judge_concurrency: JudgeConcurrency = None,
     data_dir: DataDir = None,
     parser: Parser = "strict",
@@ -316,13 +328,17 @@ def run(
             temperature=temperature,
             max_tokens=answer_tokens,
             system_prompt=system_prompt,
-            extra=parse_json_object(model_extra, "--model-extra"),
+            extra=check_extra_fields(
+                parse_json_object(model_extra, "--model-extra"), "--model-extra"
+            ),
             token_param=model_token_param,
         ),
         judge_sampling=SamplingConfig(
             temperature=judge_temperature,
             max_tokens=judge_tokens,
-            extra=parse_json_object(judge_extra, "--judge-extra"),
+            extra=check_extra_fields(
+                parse_json_object(judge_extra, "--judge-extra"), "--judge-extra"
+            ),
             token_param=judge_token_param,
             reask_max_tokens=reask_max_tokens,
         ),
@@ -341,17 +357,20 @@ def run(
             settings=settings,
             model_options=BackendOptions(
                 role="model",
-                base_urls=(model_base_url,) if model_base_url else (),
+                base_urls=tuple(model_base_url or ()),
                 api_key_env=model_api_key_env,
-                concurrency=concurrency,
+                concurrency=parse_concurrency(concurrency, "--concurrency"),
                 token_param=model_token_param,
                 policy=policy,
             ),
             judge_options=BackendOptions(
                 role="judge",
-                base_urls=(judge_base_url,) if judge_base_url else (),
+                base_urls=tuple(judge_base_url or ()),
                 api_key_env=judge_api_key_env,
-                concurrency=judge_concurrency or concurrency,
+                concurrency=parse_concurrency(
+                    judge_concurrency or concurrency,
+                    "--judge-concurrency" if judge_concurrency else "--concurrency",
+                ),
                 token_param=judge_token_param,
                 policy=policy,
             ),
@@ -389,7 +408,7 @@ def judge(
         str | None, typer.Option("--baseline", help="Baseline model name for --mode pairwise.")
     ] = None,
     limit: Limit = None,
-    concurrency: Concurrency = 8,
+    concurrency: Concurrency = "8",
     data_dir: DataDir = None,
     parser: Parser = "strict",
     max_reasks: MaxReasks = None,
@@ -437,7 +456,9 @@ def judge(
         judge_sampling=SamplingConfig(
             temperature=judge_temperature,
             max_tokens=judge_max_tokens,
-            extra=parse_json_object(judge_extra, "--judge-extra"),
+            extra=check_extra_fields(
+                parse_json_object(judge_extra, "--judge-extra"), "--judge-extra"
+            ),
             token_param=judge_token_param,
             reask_max_tokens=reask_max_tokens,
         ),
@@ -456,9 +477,9 @@ def judge(
             settings=settings,
             judge_options=BackendOptions(
                 role="judge",
-                base_urls=(judge_base_url,) if judge_base_url else (),
+                base_urls=tuple(judge_base_url or ()),
                 api_key_env=judge_api_key_env,
-                concurrency=concurrency,
+                concurrency=parse_concurrency(concurrency, "--concurrency"),
                 token_param=judge_token_param,
                 policy=_policy(request_timeout, max_attempts, retry_max_time, retry_initial_wait),
             ),
