@@ -240,9 +240,7 @@ def test_bad_key_stops_the_run_at_once(env, tmp_path):
     keys = ("--model-api-key-env", "OPENAI_API_KEY", "--judge-api-key-env", "OPENAI_API_KEY")
     with FakeServer(api_key="sk-right-key") as server:
         out = tmp_path / "run"
-        done = run_cli(
-            run_args(server, out, *keys), {**env, "OPENAI_API_KEY": "sk-wrong-key-123"}
-        )
+        done = run_cli(run_args(server, out, *keys), {**env, "OPENAI_API_KEY": "sk-wrong-key-123"})
         sent = len(server.requests)
     assert done.returncode == 4, done.stderr
     assert "rejected the API key" in done.stderr and "Traceback" not in done.stderr

@@ -217,8 +217,10 @@ class FakeServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._server.serve_forever()
 
-    def start(self) -> FakeServer:
-        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
+    def start(self, port: int = 0) -> FakeServer:
+        """Serve in a thread; `port` 0 picks a free one (give the old port to restart)."""
+        self._ready.clear()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve(port)), daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("fake server did not start")
