@@ -43,7 +43,7 @@ def test_adaptive_limit_slow_start_then_additive_increase():
 
 def test_adaptive_limit_bounds():
     limit = AdaptiveLimit(initial=2, minimum=1, maximum=3)
-    for step in range(10):
+    for _ in range(10):
         limit.on_success(0.0, 0.1, in_flight=limit.current)
     assert limit.current == 3
     for step in range(20):

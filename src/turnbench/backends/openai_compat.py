@@ -201,23 +201,28 @@ class OpenAICompatBackend:
                     completion = await self._attempt(body, state)
                     break
                 except TransientError as error:
-                    message = short_detail(str(error), self._redact)
-                    self.stats.last_error = message
-                    if not retrying:
-                        retrying = True
-                        self.stats.retrying += 1
-                    delay = self._delay(error, state)
-                    spent = time.monotonic() - (state.first_sent or started)
-                    if (
-                        state.counted >= self._policy.max_attempts
-                        or spent + delay >= self._policy.max_total_seconds
-                    ):
-                        self.stats.failures += 1
-                        raise RequestFailedError(
-                            f"{self.spec}: gave up after {state.sent} attempts: {message}",
-                            state.sent,
-                        ) from None
-                    await asyncio.sleep(delay)
+                    held: Endpoint | None = getattr(error, "held", None)
+                    try:
+                        message = short_detail(str(error), self._redact)
+                        self.stats.last_error = message
+                        if not retrying:
+                            retrying = True
+                            self.stats.retrying += 1
+                        delay = self._delay(error, state)
+                        spent = time.monotonic() - (state.first_sent or started)
+                        if (
+                            state.counted >= self._policy.max_attempts
+                            or spent + delay >= self._policy.max_total_seconds
+                        ):
+                            self.stats.failures += 1
+                            raise RequestFailedError(
+                                f"{self.spec}: gave up after {state.sent} attempts: {message}",
+                                state.sent,
+                            ) from None
+                        await asyncio.sleep(delay)
+                    finally:
+                        if held is not None:
+                            self.pool.release(held)
                 except RequestFailedError as error:
                     self.stats.failures += 1
                     self.stats.last_error = error.message
@@ -233,17 +238,21 @@ class OpenAICompatBackend:
 
     def _delay(self, error: TransientError, state: _Attempts) -> float:
         if self.adaptive and error.congestion:
-            if error.retry_after is not None:
-                return min(error.retry_after, self._policy.max_wait)
-            # the shrinking limit does the throttling; this only spreads the retries out
+            # about one round trip (at least the server's Retry-After), while holding the
+            # slot (see _attempt), so that a refused request occupies the endpoint like one
+            # in flight instead of being resent at once
             rtt = max(0.05, min(e.rtt for e in self.pool.endpoints) or 0.05)
-            return random.uniform(
-                0.0, min(self._policy.max_wait, rtt * 2 ** min(state.congested, 6))
-            )
+            scale = min(2 ** max(0, state.congested - 1), 8)
+            delay = rtt * scale * random.uniform(0.5, 1.5)
+            return min(self._policy.max_wait, max(delay, error.retry_after or 0.0))
         return backoff_delay(self._policy, state.counted, error.retry_after)
 
     async def _attempt(self, body: bytes, state: _Attempts) -> Completion:
+        """One request. Under adaptive concurrency a 429/503 keeps its endpoint slot (the
+        error's `held`) until the caller's backoff is over: a refusal comes back at once,
+        and releasing the slot at once would turn the limit into a 429 loop."""
         endpoint = await self.pool.acquire()
+        held = False
         try:
             if self._fatal is not None:  # another request already hit a fatal refusal
                 raise self._fatal
@@ -271,8 +280,11 @@ class OpenAICompatBackend:
                     endpoint_failure=error.endpoint_failure,
                     congestion=self.adaptive and (error.congestion or error.kind == "timeout"),
                 )
-                if self.adaptive and error.congestion and error.retry_after is not None:
-                    self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))
+                if self.adaptive and error.congestion:
+                    if error.retry_after is not None:
+                        self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))
+                    error.held = endpoint  # type: ignore[attr-defined]
+                    held = True
                 raise
             except RequestFailedError:
                 endpoint.failures += 1
@@ -283,7 +295,8 @@ class OpenAICompatBackend:
                 self._read_rate_limit(endpoint, reply)
             return completion
         finally:
-            self.pool.release(endpoint)
+            if not held:
+                self.pool.release(endpoint)
 
     def _count(self, state: _Attempts, error: TransientError) -> None:
         if self.adaptive and error.congestion:
