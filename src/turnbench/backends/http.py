@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from turnbench.backends.retry import TransientError
 
@@ -45,6 +48,20 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
+@lru_cache(maxsize=64)
+def _proxy(scheme: str, host: str) -> str | None:
+    """The proxy from HTTP(S)_PROXY / ALL_PROXY for this scheme and host, NO_PROXY honoured."""
+    if urllib.request.proxy_bypass_environment(host):
+        return None
+    proxies = urllib.request.getproxies_environment()
+    return proxies.get(scheme) or proxies.get("all") or None
+
+
+def env_proxy(url: str) -> str | None:
+    parts = urlsplit(url)
+    return _proxy(parts.scheme.lower(), parts.hostname or "")
+
+
 def _describe(error: BaseException) -> str:
     text = str(error) or type(error).__name__
     return text if len(text) <= 200 else text[:197] + "..."
@@ -52,7 +69,11 @@ def _describe(error: BaseException) -> str:
 
 class AiohttpTransport:
     """One ClientSession per backend, created in the running event loop on first use (a
-    session belongs to one loop, and the CLI runs its preflight check in another)."""
+    session belongs to one loop, and the CLI runs its preflight check in another).
+
+    trust_env is off: with it aiohttp looks up the proxy and ~/.netrc in a thread for every
+    request (two thread hops per request), and netrc would add credentials nobody named.
+    The proxy variables are read here instead, once per host."""
 
     def __init__(self, *, pool_size: int, timeout: float) -> None:
         self.pool_size = max(1, pool_size)
@@ -71,7 +92,7 @@ class AiohttpTransport:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
-                trust_env=True,  # HTTPS_PROXY / NO_PROXY, like other HTTP clients
+                trust_env=False,
                 auto_decompress=True,
             )
             self._loop = loop
@@ -91,6 +112,9 @@ class AiohttpTransport:
 
         session = self._client()
         options: dict[str, Any] = {"allow_redirects": False}  # a key never follows a redirect
+        proxy = env_proxy(url)
+        if proxy is not None:
+            options["proxy"] = proxy
         if basic_auth is not None:
             options["auth"] = aiohttp.BasicAuth(*basic_auth)
         if timeout is not None:

@@ -66,7 +66,8 @@ def token_count(value: Any) -> int:
 def parse_usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
-    return Usage(
+    # model_construct: the counts are checked above, and this runs once per request
+    return Usage.model_construct(
         prompt_tokens=token_count(raw.get("prompt_tokens")),
         completion_tokens=token_count(raw.get("completion_tokens")),
     )
@@ -143,7 +144,8 @@ def parse_completion(body: bytes, redact: Redactor) -> Completion:
     if not isinstance(choice, dict):
         raise MalformedReplyError("malformed response: the choice is not an object")
     text = _content(choice.get("message"), redact)
-    return Completion(
+    # every field is checked or sanitised above: skip pydantic's second pass (hot path)
+    return Completion.model_construct(
         text=text,
         finish_reason=_optional_text(choice.get("finish_reason"), redact),
         usage=parse_usage(data.get("usage")),
