@@ -13,7 +13,7 @@ from turnbench.backends.keys import EndpointKey
 from turnbench.backends.openai_compat import OpenAICompatBackend
 from turnbench.backends.retry import RetryPolicy
 from turnbench.errors import RequestFailedError
-from turnbench.testing.fake_server import FakeServer, spawn
+from turnbench.testing.fake_server import FakeServer, Reply, spawn
 from turnbench.types import RequestParams
 
 PARAMS = RequestParams(temperature=0.0, max_tokens=64)
@@ -120,3 +120,36 @@ def test_auto_concurrency_finishes_near_the_rate_limit_without_failures(tmp_path
     assert refused < count  # ... without a refusal storm
     assert elapsed <= 1.25 * floor, elapsed
     assert backend.stats.requests == count + refused
+
+
+def test_auto_pauses_an_endpoint_whose_rate_limit_headers_say_none_remain():
+    """x-ratelimit-remaining-requests: 0 with a 0.4 s reset: the next request waits for it;
+    a fixed limit ignores the headers."""
+    arrivals: list[float] = []
+
+    def respond(request: dict) -> Reply:
+        arrivals.append(time.monotonic())
+        headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "0.4s"}
+        return Reply(content="ok", headers=headers if len(arrivals) == 1 else {})
+
+    def two_in_a_row(concurrency: int | str) -> float:
+        arrivals.clear()
+        with FakeServer(responder=respond) as server:
+            backend = OpenAICompatBackend(
+                "openai/j",
+                "j",
+                base_url=server.base_url,
+                concurrency=concurrency,
+                policy=RetryPolicy(request_timeout=5),  # max_wait 60 s caps the pause
+            )
+
+            async def scenario() -> None:
+                await backend.complete(messages(1), PARAMS)  # type: ignore[arg-type]
+                await backend.complete(messages(2), PARAMS)  # type: ignore[arg-type]
+                await backend.aclose()
+
+            asyncio.run(scenario())
+        return arrivals[1] - arrivals[0]
+
+    assert two_in_a_row("auto") >= 0.39
+    assert two_in_a_row(4) < 0.3

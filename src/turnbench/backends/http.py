@@ -135,7 +135,7 @@ class AiohttpTransport:
                 return HttpReply(response.status, response.headers, data)
         except TransientError:
             raise
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # distinct types before Python 3.11
             raise TransientError(
                 f"timed out after {timeout or self.timeout:g}s", kind="timeout"
             ) from None
