@@ -338,7 +338,7 @@ class FakeServer:
         with self._lock:
             faulty = self.fault_rate > 0 and self._random.random() < self.fault_rate
             fault = self._random.choice(self.faults) if faulty else None
-        content = default_content(request)
+        content = self.fixed_reply if self.fixed_reply is not None else default_content(request)
         if fault is None:
             return Reply(content=content)
         if fault == "429":
