@@ -39,6 +39,15 @@ class FatalBackendError(UserError):
     exit_code = 3
 
 
+class PreflightError(UserError):
+    """An endpoint failed the check before work starts (unreachable, TLS, 401/403).
+
+    Its own exit status, so scripts can tell "the server is not there" from a bad flag.
+    """
+
+    exit_code = 4
+
+
 class RequestFailedError(Exception):
     """One request failed after its retry budget; the work item is recorded as failed."""
 

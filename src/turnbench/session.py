@@ -18,7 +18,9 @@ from typing import Any, Literal
 from turnbench import __version__
 from turnbench.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
-from turnbench.backends.factory import display_url, resolve_base_url
+from turnbench.backends.factory import display_url, resolve_base_url, resolve_base_urls
+from turnbench.backends.fields import check_extra_fields
+from turnbench.backends.preflight import preflight
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
@@ -37,6 +39,14 @@ from turnbench.types import ConfigRecord, SamplingConfig
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
 Warn = Callable[[str], None]
 Mode = Literal["run", "judge"]
+
+
+def shown_endpoints(options: BackendOptions) -> str | None:
+    """A role's endpoints as recorded: redacted, comma-separated (None: no base URL and no
+    $OPENAI_BASE_URL, e.g. a local model)."""
+    if not options.base_urls and resolve_base_url(None) is None:
+        return None
+    return ", ".join(display_url(url) or "" for url in resolve_base_urls(options))
 
 
 def judge_warning(judges: list[str]) -> str | None:
@@ -152,6 +162,8 @@ class Session:
 
     def prepare(self) -> Prepared:
         options = self.options
+        check_extra_fields(options.model_extra, "--model-extra")
+        check_extra_fields(options.judge_extra, "--judge-extra")
         judges = self.judge_settings()
         if self.mode == "run":
             if options.model is None:
@@ -225,13 +237,10 @@ class Session:
         return versions
 
     def _endpoints(self) -> dict[str, Any]:
-        options = self.options
-        judge_urls = [display_url(resolve_base_url(j.base_urls[0] if j.base_urls else None))
-                      for j in options.judge]  # fmt: skip
-        model_url = options.model_base_url[0] if options.model_base_url else None
+        judges = [shown_endpoints(self._judge_backend_options(j)) for j in self.options.judge]
         return {
-            "model": display_url(resolve_base_url(model_url)) if self.mode == "run" else None,
-            "judge": judge_urls[0] if len(judge_urls) == 1 else judge_urls,
+            "model": shown_endpoints(self._model_backend_options()) if self.mode == "run" else None,
+            "judge": judges[0] if len(judges) == 1 else judges,
         }
 
     def estimate(self) -> tuple[Prepared, Estimate]:
@@ -250,6 +259,17 @@ class Session:
             policy=_policy(options),
         )
 
+    def _model_backend_options(self) -> BackendOptions:
+        options = self.options
+        return BackendOptions(
+            role="model",
+            base_urls=tuple(options.model_base_url),
+            api_key_env=options.model_api_key_env,
+            concurrency=options.concurrency,
+            token_param=options.model_token_param,
+            policy=_policy(options),
+        )
+
     def build_backends(self, prepared: Prepared) -> tuple[Backend | None, list[Judge]]:
         options = self.options
         cache: dict[tuple, Backend] = {}
@@ -257,16 +277,7 @@ class Session:
         if self.mode == "run":
             assert options.model is not None
             model_backend = make_backend(
-                parse_spec(options.model),
-                BackendOptions(
-                    role="model",
-                    base_urls=tuple(options.model_base_url),
-                    api_key_env=options.model_api_key_env,
-                    concurrency=options.concurrency,
-                    token_param=options.model_token_param,
-                    policy=_policy(options),
-                ),
-                cache,
+                parse_spec(options.model), self._model_backend_options(), cache
             )
         judges = [
             Judge(
@@ -280,13 +291,16 @@ class Session:
     # -- the run ---------------------------------------------------------------------------
     async def run(self) -> RunResult:
         prepared = self.prepare()
-        model_backend, judges = self.build_backends(prepared)
-        backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
         out = self.options.out
         if out is None:
             raise UserError("--out is required")
+        model_backend, judges = self.build_backends(prepared)
+        backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
         started = time.time()
         try:
+            # a dead endpoint or a refused key stops the run before anything is written
+            for problem in await preflight(list(backends.values())):
+                self.warn(problem)
             with RunLog(out, warn=self.warn) as log:
                 self._record_config(log, prepared.config, started)
                 planned = prepared.work.planned_keys()

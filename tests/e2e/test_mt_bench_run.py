@@ -236,14 +236,16 @@ def test_unparseable_judge_is_reasked_then_recorded(env, tmp_path):
 
 
 def test_bad_key_stops_the_run_at_once(env, tmp_path):
+    """The endpoint check before work refuses the key: nothing is sent, nothing written."""
+    keys = ("--model-api-key-env", "OPENAI_API_KEY", "--judge-api-key-env", "OPENAI_API_KEY")
     with FakeServer(api_key="sk-right-key") as server:
         out = tmp_path / "run"
-        done = run_cli(run_args(server, out), {**env, "OPENAI_API_KEY": "sk-wrong-key-123"})
+        done = run_cli(run_args(server, out, *keys), {**env, "OPENAI_API_KEY": "sk-wrong-key-123"})
         sent = len(server.requests)
-    assert done.returncode == 3
+    assert done.returncode == 4, done.stderr
     assert "rejected the API key" in done.stderr and "Traceback" not in done.stderr
     assert "sk-wrong-key-123" not in done.stderr + done.stdout
-    assert sent <= 8  # at most the requests already in flight, not 160
+    assert sent == 0 and not out.exists()
 
 
 def test_dry_run_sends_and_writes_nothing(fake_server, env, tmp_path):

@@ -16,6 +16,8 @@ class BackendStats:
     retries: int = 0
     failures: int = 0  # requests that failed after their whole retry budget
     usage: Usage = field(default_factory=Usage)
+    retrying: int = 0  # requests now between a failed attempt and their outcome
+    last_error: str | None = None  # the latest failed attempt's reason (redacted, short)
 
     def add_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage

@@ -1,82 +1,173 @@
-"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp server, TGI)."""
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp server, TGI).
+
+The hot path is a plain HTTP client (see http.py): the request body is built with
+json.dumps from the messages and the sampling fields, the reply parsed and sanitised by
+replies.py, and this module owns the single retry layer, the choice of replica
+(endpoints.py) and what each status means:
+
+- 408, 409, 429, 5xx, timeouts, dropped connections, malformed bodies, empty choices and
+  null content: retried (bounded by --max-attempts and --retry-max-time; Retry-After
+  honoured, capped). Under --concurrency auto, 429 and 503 cost no attempt, only time.
+- 401, 403, 404: fatal, the whole run stops at once (no point burning requests).
+- other 4xx and redirects: this request failed (recorded, retried by the next run).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 import re
 import time
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
-
+from turnbench import __version__
 from turnbench.backends.base import BackendStats
-from turnbench.backends.factory import display_url
+from turnbench.backends.endpoints import AdaptiveLimit, Endpoint, EndpointPool, FixedLimit
+from turnbench.backends.http import AiohttpTransport, HttpReply, Transport
+from turnbench.backends.keys import OPENAI_URL, EndpointKey, base_url_flag, key_flag
+from turnbench.backends.replies import Redactor, error_detail, parse_completion, short_detail
 from turnbench.backends.retry import (
     FATAL_STATUS,
-    BackoffWait,
     RetryPolicy,
+    TransientError,
+    backoff_delay,
     is_retryable_status,
+    parse_duration,
     parse_retry_after,
 )
+from turnbench.backends.urls import url_secrets
 from turnbench.errors import FatalBackendError, RequestFailedError
-from turnbench.types import Completion, Message, RequestParams, Usage
+from turnbench.types import Completion, Message, RequestParams
+
+__all__ = ["OpenAICompatBackend", "TransientError", "is_reasoning_model"]
 
 # OpenAI's reasoning models reject `max_tokens` and `temperature`.
 _REASONING_NAME = re.compile(r"^(o\d+(-[\w.-]+)?|gpt-5[\w.-]*)$")
-
-
-class TransientError(Exception):
-    """A failure worth another attempt; `retry_after` is the server's own hint, if any."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+AUTO_INITIAL = 8  # requests in flight per endpoint when --concurrency auto starts
+AUTO_MAXIMUM = 512
 
 
 def is_reasoning_model(name: str) -> bool:
     return bool(_REASONING_NAME.match(name.rsplit("/", 1)[-1]))
 
 
+def refusal_message(role: str, url: str, status: int, key_source: str | None, detail: str) -> str:
+    """Why an endpoint refused us (401/403/404), and what the user can do about it."""
+    if status == 401 and key_source is None:
+        why = (
+            f"it answered HTTP 401 (a key is required) and no API key was sent to it: "
+            f"$OPENAI_API_KEY goes only to the default endpoint ($OPENAI_BASE_URL, else "
+            f"OpenAI). Name the variable holding this server's key with {key_flag(role)} VAR"
+        )
+    elif status == 401:
+        why = f"it rejected the API key from ${key_source} (HTTP 401): check that variable"
+    elif status == 403:
+        why = "it refused access (HTTP 403): the key lacks permission for this model"
+    else:
+        why = (
+            "it answered HTTP 404: the model name or the base URL is wrong "
+            "(OpenAI-compatible servers usually want a base URL ending in /v1)"
+        )
+    said = f" Server said: {detail}." if detail else ""
+    return f"the {role} endpoint {url}: {why}.{said}"
+
+
+@dataclass
+class _Attempts:
+    sent: int = 0  # requests sent for this completion
+    counted: int = 0  # those that count against --max-attempts
+    congested: int = 0  # 429/503 in a row (adaptive backoff)
+    first_sent: float | None = None
+
+
 class OpenAICompatBackend:
-    """Bounded-concurrency client with the project's single retry layer."""
+    """Bounded-concurrency client over one or more replicas, with the project's single
+    retry layer."""
 
     def __init__(
         self,
         spec: str,
         model_name: str,
         *,
-        base_url: str | None,
-        api_key: str | None,
-        concurrency: int,
-        policy: RetryPolicy,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        concurrency: int | Literal["auto"] = 8,
+        policy: RetryPolicy | None = None,
         token_param: str = "auto",
+        role: str = "model",
+        endpoints: Sequence[EndpointKey] | None = None,
+        transport: Transport | None = None,
+        cooldown: float = 5.0,
     ) -> None:
-        from openai import AsyncOpenAI  # imported here: the local backend must not pay for it
-
         self.spec = spec
         self.model_name = model_name
+        self.role = role
         self.stats = BackendStats()
-        self._policy = policy
-        self._secret = api_key or ""
-        self.concurrency = max(1, concurrency)  # requests in flight at most
-        self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._policy = policy or RetryPolicy()
+        self.adaptive = concurrency == "auto"
+        if endpoints is None:
+            endpoints = [EndpointKey(base_url or OPENAI_URL, api_key, None)]
+
+        def limit() -> FixedLimit | AdaptiveLimit:
+            if self.adaptive:
+                return AdaptiveLimit(AUTO_INITIAL, maximum=AUTO_MAXIMUM)
+            return FixedLimit(int(concurrency))
+
+        self.pool = EndpointPool(
+            [Endpoint(e.url, e.key, e.source, limit()) for e in endpoints], cooldown=cooldown
+        )
+        secrets: list[str] = []
+        for endpoint in self.pool.endpoints:
+            secrets += [endpoint.key or "", *url_secrets(endpoint.url)]
+        self._redact = Redactor(secrets)
         self._fatal: FatalBackendError | None = None
         self._reasoning = token_param == "max_completion_tokens" or (
             token_param == "auto" and is_reasoning_model(model_name)
         )
-        self._client = AsyncOpenAI(
-            api_key=api_key or "no-key",
-            base_url=base_url,
-            max_retries=0,
-            timeout=policy.request_timeout,
+        pool_size = sum(e.limit.ceiling for e in self.pool.endpoints)
+        self._transport: Transport = transport or AiohttpTransport(
+            pool_size=pool_size, timeout=self._policy.request_timeout
         )
-        self._base_url = display_url(str(self._client.base_url)) or ""
+        self._headers = {id(e): self.headers(e) for e in self.pool.endpoints}
+        self._chat_urls = {id(e): self.chat_url(e) for e in self.pool.endpoints}
 
-    def _redact(self, text: str) -> str:
-        """Remove the key from a server's text (before shortening, so no prefix survives)."""
-        if self._secret and len(self._secret) >= 4:
-            text = text.replace(self._secret, "***")
-        return text
+    # -- what is sent -------------------------------------------------------------------------
+    @property
+    def concurrency(self) -> int:
+        """Requests in flight allowed now, over all endpoints (read by the runner)."""
+        return self.pool.capacity
+
+    @property
+    def base_url(self) -> str:
+        """The first endpoint, redacted (for messages)."""
+        return self.pool.endpoints[0].shown
+
+    def chat_url(self, endpoint: Endpoint) -> str:
+        return endpoint.target.url("chat/completions")
+
+    def models_url(self, endpoint: Endpoint) -> str:
+        return endpoint.target.url("models")
+
+    def headers(self, endpoint: Endpoint) -> dict[str, str]:
+        """Authorization only when this endpoint has a key (see keys.py)."""
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"turnbench/{__version__}",
+        }
+        if endpoint.key:
+            headers["Authorization"] = f"Bearer {endpoint.key}"
+        return headers
+
+    def basic_auth(self, endpoint: Endpoint) -> tuple[str, str] | None:
+        """user:password@ of a base URL, sent as Basic auth when no key is (never both)."""
+        target = endpoint.target
+        if endpoint.key or target.username is None:
+            return None
+        return (target.username, target.password or "")
 
     def request_fields(self, params: RequestParams) -> dict[str, Any]:
         """The sampling fields this backend sends for `params` (recorded as provenance)."""
@@ -88,126 +179,172 @@ class OpenAICompatBackend:
         if params.max_tokens is not None:
             key = "max_completion_tokens" if self._reasoning else "max_tokens"
             fields[key] = params.max_tokens
+        if params.top_logprobs is not None:
+            fields["logprobs"] = True
+            fields["top_logprobs"] = params.top_logprobs
         fields.update(params.extra)
         return fields
 
+    def payload(self, messages: list[Message], fields: dict[str, Any]) -> bytes:
+        return json.dumps({"model": self.model_name, "messages": messages, **fields}).encode()
+
+    # -- the retry loop -----------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
         fields = self.request_fields(params)
+        body = self.payload(messages, fields)
         started = time.monotonic()
-        attempts = 0
-        retrying = AsyncRetrying(
-            # stop_before_delay: no attempt starts, and no backoff sleeps, past the deadline
-            stop=stop_after_attempt(self._policy.max_attempts)
-            | stop_before_delay(self._policy.max_total_seconds),
-            wait=BackoffWait(self._policy),
-            retry=retry_if_exception_type(TransientError),
-            reraise=True,
-        )
+        state = _Attempts()
+        retrying = False
         try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    if attempts > 1:
-                        self.stats.retries += 1
-                    completion = await self._attempt(messages, fields)
-        except TransientError as error:
-            self.stats.failures += 1
-            raise RequestFailedError(
-                f"{self.spec}: gave up after {attempts} attempts: {error}", attempts
-            ) from None
-        except RequestFailedError as error:
-            self.stats.failures += 1
-            raise RequestFailedError(error.message, attempts) from None
-        completion.attempts = attempts
+            while True:
+                try:
+                    completion = await self._attempt(body, state)
+                    break
+                except TransientError as error:
+                    held: Endpoint | None = getattr(error, "held", None)
+                    try:
+                        message = short_detail(str(error), self._redact)
+                        self.stats.last_error = message
+                        if not retrying:
+                            retrying = True
+                            self.stats.retrying += 1
+                        delay = self._delay(error, state)
+                        spent = time.monotonic() - (state.first_sent or started)
+                        if (
+                            state.counted >= self._policy.max_attempts
+                            or spent + delay >= self._policy.max_total_seconds
+                        ):
+                            self.stats.failures += 1
+                            raise RequestFailedError(
+                                f"{self.spec}: gave up after {state.sent} attempts: {message}",
+                                state.sent,
+                            ) from None
+                        await asyncio.sleep(delay)
+                    finally:
+                        if held is not None:
+                            self.pool.release(held)
+                except RequestFailedError as error:
+                    self.stats.failures += 1
+                    self.stats.last_error = error.message
+                    raise RequestFailedError(error.message, state.sent) from None
+        finally:
+            if retrying:
+                self.stats.retrying -= 1
+        completion.attempts = state.sent
         self.stats.add_usage(completion.usage)
         completion.latency_s = round(time.monotonic() - started, 4)
         completion.sent_params = fields
         return completion
 
-    async def _attempt(self, messages: list[Message], fields: dict[str, Any]) -> Completion:
-        import openai
+    def _delay(self, error: TransientError, state: _Attempts) -> float:
+        if self.adaptive and error.congestion:
+            # about one round trip (at least the server's Retry-After), while holding the
+            # slot (see _attempt), so that a refused request occupies the endpoint like one
+            # in flight instead of being resent at once
+            rtt = max(0.05, min(e.rtt for e in self.pool.endpoints) or 0.05)
+            scale = min(2 ** max(0, state.congested - 1), 8)
+            delay = rtt * scale * random.uniform(0.5, 1.5)
+            return min(self._policy.max_wait, max(delay, error.retry_after or 0.0))
+        return backoff_delay(self._policy, state.counted, error.retry_after)
 
-        known = {"n", "temperature", "max_tokens", "max_completion_tokens"}
-        extra_body = {k: v for k, v in fields.items() if k not in known}
-        kwargs = {k: v for k, v in fields.items() if k in known}
-        async with self._semaphore:
+    async def _attempt(self, body: bytes, state: _Attempts) -> Completion:
+        """One request. Under adaptive concurrency a 429/503 keeps its endpoint slot (the
+        error's `held`) until the caller's backoff is over: a refusal comes back at once,
+        and releasing the slot at once would turn the limit into a 429 loop."""
+        endpoint = await self.pool.acquire()
+        held = False
+        try:
             if self._fatal is not None:  # another request already hit a fatal refusal
                 raise self._fatal
+            state.sent += 1
+            if state.sent > 1:
+                self.stats.retries += 1
+            now = time.monotonic()
+            if state.first_sent is None:
+                state.first_sent = now
+            endpoint.requests += 1
             self.stats.requests += 1
             try:
-                response = await self._client.chat.completions.create(
-                    model=self.model_name,
-                    messages=messages,  # type: ignore[arg-type]
-                    extra_body=extra_body or None,
-                    **kwargs,
+                reply = await self._transport.send(
+                    "POST",
+                    self._chat_urls[id(endpoint)],
+                    headers=self._headers[id(endpoint)],
+                    body=body,
+                    basic_auth=self.basic_auth(endpoint),
                 )
-            except openai.APIStatusError as error:
-                status = error.status_code
-                detail = _short(self._redact(error.message))
-                if status in FATAL_STATUS:
-                    self._fatal = FatalBackendError(
-                        _fatal_message(self.spec, self._base_url, status, detail)
-                    )
-                    raise self._fatal from None
-                if is_retryable_status(status):
-                    raise TransientError(
-                        f"HTTP {status}: {detail}", parse_retry_after(error.response.headers)
-                    ) from None
-                raise RequestFailedError(f"{self.spec}: HTTP {status}: {detail}", 1) from None
-            except openai.APITimeoutError:
-                raise TransientError(f"timed out after {self._policy.request_timeout:g}s") from None
-            except openai.APIConnectionError as error:
-                raise TransientError(
-                    f"connection error: {_short(self._redact(str(error)))}"
-                ) from None
-            except (openai.APIResponseValidationError, ValueError) as error:
-                raise TransientError(
-                    f"malformed response: {_short(self._redact(str(error)))}"
-                ) from None
-        return self._to_completion(response)
+                completion = self._interpret(endpoint, reply)
+            except TransientError as error:
+                self._count(state, error)
+                self.pool.failed(
+                    endpoint,
+                    endpoint_failure=error.endpoint_failure,
+                    congestion=self.adaptive and (error.congestion or error.kind == "timeout"),
+                )
+                if self.adaptive and error.congestion:
+                    if error.retry_after is not None:
+                        self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))
+                    error.held = endpoint  # type: ignore[attr-defined]
+                    held = True
+                raise
+            except RequestFailedError:
+                endpoint.failures += 1
+                raise
+            state.congested = 0
+            self.pool.succeeded(endpoint, time.monotonic() - now)
+            if self.adaptive:
+                self._read_rate_limit(endpoint, reply)
+            return completion
+        finally:
+            if not held:
+                self.pool.release(endpoint)
 
-    @staticmethod
-    def _to_completion(response: Any) -> Completion:
-        choices = getattr(response, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            raise TransientError("response has no choices")
-        choice = choices[0]
-        message = getattr(choice, "message", None)
-        if message is None:
-            raise TransientError("response choice has no message")
-        text = message.content if isinstance(message.content, str) else ""
-        usage = getattr(response, "usage", None)
-        return Completion(
-            text=text,
-            finish_reason=getattr(choice, "finish_reason", None),
-            usage=Usage(
-                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            ),
-            reported_model=getattr(response, "model", None),
-            system_fingerprint=getattr(response, "system_fingerprint", None),
-        )
+    def _count(self, state: _Attempts, error: TransientError) -> None:
+        if self.adaptive and error.congestion:
+            state.congested += 1
+        else:
+            state.counted += 1
+            state.congested = 0
+
+    def _interpret(self, endpoint: Endpoint, reply: HttpReply) -> Completion:
+        status = reply.status
+        if 200 <= status < 300:
+            return parse_completion(reply.body, self._redact)
+        detail = error_detail(reply.body, self._redact)
+        if status in FATAL_STATUS:
+            self._fatal = FatalBackendError(
+                f"{self.spec}: "
+                + refusal_message(self.role, endpoint.shown, status, endpoint.key_source, detail)
+                + " The run stopped at once."
+            )
+            raise self._fatal
+        if is_retryable_status(status):
+            raise TransientError(
+                f"HTTP {status}: {detail}",
+                parse_retry_after(reply.headers),
+                kind="status",
+                status=status,
+            )
+        if 300 <= status < 400:
+            raise RequestFailedError(
+                f"{self.spec}: HTTP {status}: the endpoint redirects elsewhere; give the final "
+                f"URL with {base_url_flag(self.role)} (requests never follow redirects, so a "
+                "key cannot leak to another host)",
+                1,
+            )
+        raise RequestFailedError(f"{self.spec}: HTTP {status}: {detail}", 1)
+
+    def _read_rate_limit(self, endpoint: Endpoint, reply: HttpReply) -> None:
+        remaining = reply.headers.get("x-ratelimit-remaining-requests")
+        if remaining is None or remaining.strip() != "0":
+            return
+        reset = parse_duration(reply.headers.get("x-ratelimit-reset-requests"))
+        if reset is not None:
+            self.pool.pause(endpoint, min(reset, self._policy.max_wait))
+
+    # -- the rest of the contract -------------------------------------------------------------
+    def endpoints_summary(self) -> list[dict[str, Any]]:
+        """Per endpoint (URL redacted): requests sent and failed attempts, for provenance."""
+        return self.pool.summary()
 
     async def aclose(self) -> None:
-        await self._client.close()
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _fatal_message(spec: str, base_url: str, status: int, detail: str) -> str:
-    if status == 401:
-        why = (
-            "the endpoint rejected the API key (HTTP 401). Check the key variable "
-            "(OPENAI_API_KEY, or the one named by --model-api-key-env / --judge-api-key-env)"
-        )
-    elif status == 403:
-        why = "the endpoint refused access (HTTP 403): the key lacks permission for this model"
-    else:
-        why = (
-            "the endpoint answered HTTP 404: the model name or the base URL is wrong "
-            "(OpenAI-compatible servers usually want a base URL ending in /v1)"
-        )
-    return f"{spec} at {base_url}: {why}. Server said: {detail}. The run stopped at once."
+        await self._transport.aclose()

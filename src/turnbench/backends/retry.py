@@ -1,14 +1,16 @@
 """The one retry layer: which failures are worth another attempt, and how long to wait.
 
-The SDK's own retries are switched off (max_retries=0) so that this policy is the only one:
-bounded by attempts and by total time, exponential backoff with full jitter, and a server's
-Retry-After honoured (capped, so a hostile header cannot park the run for hours).
+This policy is the only one (no client library retries underneath): bounded by attempts and
+by total time, exponential backoff with full jitter, and a server's Retry-After honoured
+(capped, so a hostile header cannot park the run for hours).
 """
 
 from __future__ import annotations
 
 import email.utils
 import math
+import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -17,6 +19,42 @@ from tenacity.wait import wait_random_exponential
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
+CONGESTION_STATUS = frozenset({429, 503})  # "slow down", not "broken"
+
+
+class TransientError(Exception):
+    """A failure worth another attempt; `retry_after` is the server's own hint, if any.
+
+    `kind`: "status" (408/409/429/5xx), "timeout", "connect" (refused, DNS, TLS), "dropped"
+    (connection lost mid-reply) or "malformed" (a 2xx that is no usable completion).
+    `status` is the HTTP status for kind "status".
+    """
+
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        kind: str = "status",
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.kind = kind
+        self.status = status
+
+    @property
+    def congestion(self) -> bool:
+        """The server asked us to slow down (429/503): under adaptive concurrency this costs
+        no attempt, only time."""
+        return self.kind == "status" and self.status in CONGESTION_STATUS
+
+    @property
+    def endpoint_failure(self) -> bool:
+        """Evidence the endpoint itself is unwell (connection errors, 5xx, timeouts)."""
+        if self.kind == "status":
+            return self.status is not None and self.status >= 500
+        return self.kind in ("connect", "timeout", "dropped")
 
 
 @dataclass(frozen=True)
@@ -56,6 +94,35 @@ def parse_retry_after(headers: object) -> float | None:
     if not math.isfinite(value):
         return None
     return max(0.0, value)
+
+
+def backoff_delay(policy: RetryPolicy, attempt: int, retry_after: float | None = None) -> float:
+    """Seconds to wait after failed attempt number `attempt` (1-based): the server's hint
+    when given (capped at max_wait), else full jitter in [0, initial * 2^(attempt-1)]."""
+    if retry_after is not None:
+        return min(float(retry_after), policy.max_wait)
+    high = policy.initial_wait * 2 ** min(max(0, attempt - 1), 60)
+    return random.uniform(0.0, min(policy.max_wait, high))
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_duration(raw: str | None) -> float | None:
+    """`x-ratelimit-reset-requests` values: "1s", "6m0s", "20ms", "1h2m3.5s" or a bare
+    number of seconds; None when unreadable."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        parts = _DURATION_PART.findall(raw)
+        if not parts or "".join(n + u for n, u in parts) != raw:
+            return None
+        value = sum(float(number) * _UNIT[unit] for number, unit in parts)
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 class BackoffWait:

@@ -171,18 +171,6 @@ def parse_json_object(text: str | None, flag: str) -> dict[str, Any]:
     return value
 
 
-def parse_concurrency(text: str | None, flag: str) -> int | str | None:
-    if text is None or text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: give a number of requests, or auto") from None
-    if value < 1:
-        raise UserError(f"{flag} {value}: must be at least 1")
-    return value
-
-
 def _flag_values(argv: Sequence[str], names: tuple[str, ...]) -> list[tuple[str, str]]:
     """(flag, value) of the given options in command-line order."""
     found = []

@@ -15,14 +15,9 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from turnbench.backends.factory import parse_concurrency
 from turnbench.cli.app import app
-from turnbench.cli.flags import (
-    FLAGS,
-    group_judges,
-    make_command,
-    parse_concurrency,
-    parse_json_object,
-)
+from turnbench.cli.flags import FLAGS, group_judges, make_command, parse_json_object
 from turnbench.cli.output import print_estimate, print_results, print_warning
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
@@ -70,7 +65,7 @@ def options_from_flags(ctx: typer.Context, params: dict[str, Any]) -> EvalOption
         if name in values:
             values[name] = parse_json_object(values[name], "--" + name.replace("_", "-"))
     for name in ("concurrency", "judge_concurrency"):
-        if name in values:
+        if values.get(name) is not None:
             values[name] = parse_concurrency(values[name], "--" + name.replace("_", "-"))
     values["download"] = not params.get("no_download", False)
     return build_options(**{k: v for k, v in values.items() if v is not None})

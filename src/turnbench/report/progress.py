@@ -1,16 +1,26 @@
-"""Live progress bars with ETA and counts of retries, failures and tokens."""
+"""Live progress bars with ETA and counts of retries, failures and tokens.
+
+The info column is rendered from the backends' live counters at every refresh (4 times a
+second), not only when an item finishes: while every request is being retried nothing
+finishes, and that is exactly when the user needs to see "retrying 8, last: HTTP 503".
+"""
 
 from __future__ import annotations
+
+import re
 
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from turnbench.backends.base import Backend
 from turnbench.runner import Progress as ProgressSink
@@ -18,6 +28,25 @@ from turnbench.runner import Progress as ProgressSink
 
 def _tokens(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(_CONTROL.sub(" ", text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _InfoColumn(ProgressColumn):
+    """Reads the counters when rich refreshes (a plain Text: server text is never markup)."""
+
+    def __init__(self, owner: LiveProgress) -> None:
+        super().__init__()
+        self._owner = owner
+
+    def render(self, task: Task) -> Text:
+        return Text(self._owner._info(str(task.fields.get("stage", task.description))))
 
 
 class LiveProgress(ProgressSink):
@@ -31,7 +60,7 @@ class LiveProgress(ProgressSink):
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[info]}"),
+            _InfoColumn(self),
             console=console,
             refresh_per_second=4,
             transient=False,
@@ -43,7 +72,7 @@ class LiveProgress(ProgressSink):
             if total:
                 self._outcomes[stage] = {"failed": 0, "unparseable": 0}
                 self._tasks[stage] = self._progress.add_task(
-                    stage, total=total, completed=done.get(stage, 0), info=self._info(stage)
+                    stage, total=total, completed=done.get(stage, 0), stage=stage
                 )
         self._progress.start()
 
@@ -54,7 +83,12 @@ class LiveProgress(ProgressSink):
         stats = backend.stats
         tokens = stats.usage.prompt_tokens + stats.usage.completion_tokens
         outcomes = self._outcomes.get(stage, {})
-        parts = [f"retries {stats.retries}", f"failed {outcomes.get('failed', 0)}"]
+        parts = [f"retries {stats.retries}"]
+        retrying = getattr(stats, "retrying", 0)
+        if retrying:
+            last = getattr(stats, "last_error", None)
+            parts.append(f"retrying {retrying}" + (f" (last: {_short(last)})" if last else ""))
+        parts.append(f"failed {outcomes.get('failed', 0)}")
         if stage == "judgments":
             parts.append(f"unparseable {outcomes.get('unparseable', 0)}")
         parts.append(f"tokens {_tokens(tokens)}")
@@ -67,7 +101,7 @@ class LiveProgress(ProgressSink):
         counts = self._outcomes.setdefault(stage, {})
         if outcome != "ok":
             counts[outcome] = counts.get(outcome, 0) + 1
-        self._progress.update(task, advance=1, info=self._info(stage))
+        self._progress.update(task, advance=1)
 
     def stop(self) -> None:
         self._progress.stop()

@@ -3,9 +3,13 @@
 It answers POST /v1/chat/completions deterministically from the request content (so a run
 with injected faults must end with exactly the results of a fault-free run), can add fixed
 latency, and can inject faults: 429 with or without Retry-After, 500/502/503, dropped
-connections, hangs, truncated or non-JSON bodies, empty `choices`, `finish_reason` "length".
-It also serves static files (for data-download tests) and reports what it received on
-GET /stats. Run it in a thread (`FakeServer(...).start()`) or as a process:
+connections, hangs, truncated or non-JSON bodies, empty `choices`, `finish_reason` "length",
+and hostile replies (`HOSTILE`: bodies trickled one byte at a time, lone surrogates, usage of
+the wrong type, negative or absurd, null content, a missing message, the caller's key echoed
+back). It can enforce a rate limit (R requests per second, 429 beyond it), serve or refuse
+GET /v1/models, and returns OpenAI-format logprobs when a request asks for them. It also
+serves static files (for data-download tests) and reports what it received on GET /stats.
+Run it in a thread (`FakeServer(...).start()`) or as a process:
 `python -m turnbench.testing.fake_server --port-file F --latency 0.05`.
 """
 
@@ -16,7 +20,9 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -41,6 +47,18 @@ FAULTS = (
 )
 # Valid replies cut short: they change the content, so they are not in the default mix.
 SOFT_FAULTS = ("length",)
+# Replies a hostile or broken server sends (not in the default mix either).
+HOSTILE = (
+    "trickle",  # a valid body sent one byte every `trickle_interval` seconds
+    "surrogate",  # content holding a lone surrogate ("\ud83d")
+    "bad-usage",  # usage counts as a string, a float and an object
+    "negative-usage",
+    "absurd-usage",
+    "null-content",
+    "missing-message",
+    "echo-key",  # the Authorization key appended to the content
+)
+_TOKEN = re.compile(r"\[\[|\]\]|\d|\w+|\s+|[^\w\s]")
 
 
 @dataclass
@@ -54,6 +72,10 @@ class Reply:
     action: str = "respond"  # respond | reset | hang | truncated | non-json | empty-choices
     delay: float = 0.0
     body: dict[str, Any] | None = None  # full JSON body override for error statuses
+    usage: Any = None  # the `usage` object sent instead of the computed one
+    # OpenAI-format `choices[0].logprobs.content` entries (token, logprob, top_logprobs),
+    # sent when the request asks for logprobs; None: generated from the content
+    logprobs: list[dict[str, Any]] | None = None
 
 
 def _digest(text: str) -> int:
@@ -76,6 +98,61 @@ def default_content(request: dict[str, Any]) -> str:
     return f"Answer {digest % 100000}: a reply to '{str(last_user)[:40]}'."
 
 
+def _alternatives(token: str) -> list[str]:
+    if token.isdigit():
+        value = int(token)
+        return [
+            str(v) for v in sorted(range(1, 11), key=lambda v: (abs(v - value), v)) if v != value
+        ]
+    if token in ("A", "B", "C"):
+        return [t for t in ("A", "B", "C") if t != token]
+    return [f"{token}{suffix}" for suffix in ("s", "ed", "ing", "er", "ly")] + [
+        f"<alt{j}>" for j in range(20)
+    ]
+
+
+def default_logprobs(content: str, top: int) -> list[dict[str, Any]]:
+    """Deterministic OpenAI-format logprobs for `content`: each token (digits and [[ ]] are
+    tokens of their own, as in real tokenizers) with a logprob in (-1, 0] and `top`
+    alternatives, the token itself first, each next one 1 nat less likely."""
+    entries = []
+    for index, token in enumerate(_TOKEN.findall(content)):
+        logprob = -round((_digest(f"{index}:{token}") % 1000) / 1000, 3)
+        options = [token, *_alternatives(token)][: max(0, top)]
+        entries.append(
+            {
+                "token": token,
+                "logprob": logprob,
+                "bytes": list(token.encode("utf-8")),
+                "top_logprobs": [
+                    {"token": t, "logprob": round(logprob - j, 3), "bytes": list(t.encode())}
+                    for j, t in enumerate(options)
+                ],
+            }
+        )
+    return entries
+
+
+class RateLimiter:
+    """A token bucket: `rate` requests per second, bursts of up to `burst`."""
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        self.rate = rate
+        self.burst = max(1.0, burst if burst is not None else rate)
+        self.tokens = self.burst
+        self.last = time.monotonic()
+
+    def admit(self) -> tuple[bool, float]:
+        """(admitted, seconds until the next request would be admitted)."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True, 0.0
+        return False, (1.0 - self.tokens) / self.rate
+
+
 class FakeServer:
     def __init__(
         self,
@@ -89,6 +166,13 @@ class FakeServer:
         hang_seconds: float = 3600.0,
         api_key: str | None = None,
         record_bodies: bool = True,
+        trickle_interval: float = 0.4,
+        models: bool = True,
+        rate_limit: float | None = None,
+        rate_burst: float | None = None,
+        rate_limit_retry_after: bool = False,
+        ratelimit_headers: bool = False,
+        fixed_reply: str | None = None,
     ) -> None:
         self.latency = latency
         self.fault_rate = fault_rate
@@ -98,9 +182,17 @@ class FakeServer:
         self.hang_seconds = hang_seconds
         self.api_key = api_key
         self.record_bodies = record_bodies
+        self.trickle_interval = trickle_interval
+        self.models = models  # False: GET /v1/models answers 404, like many small servers
+        self.limiter = RateLimiter(rate_limit, rate_burst) if rate_limit else None
+        self.rate_limit_retry_after = rate_limit_retry_after
+        self.ratelimit_headers = ratelimit_headers
+        self.fixed_reply = fixed_reply
+        self._fixed_payload: bytes | None = None
         self._random = random.Random(seed)
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
+        self.models_headers_seen: list[dict[str, str]] = []  # of GET /v1/models
         self.counts: Counter[str] = Counter()
         self.outcomes: list[str] = []  # per received request: "200", "429", "hang", ...
         self.usage: dict[str, Counter[str]] = {}  # model -> tokens reported in full replies
@@ -125,8 +217,10 @@ class FakeServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._server.serve_forever()
 
-    def start(self) -> FakeServer:
-        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
+    def start(self, port: int = 0) -> FakeServer:
+        """Serve in a thread; `port` 0 picks a free one (give the old port to restart)."""
+        self._ready.clear()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve(port)), daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("fake server did not start")
@@ -200,8 +294,10 @@ class FakeServer:
             return await self._send(
                 writer, 200, self.files[path], content_type="application/octet-stream"
             )
-        if method == "POST" and path.endswith("/chat/completions"):
+        if method == "POST" and path.split("?", 1)[0].endswith("/chat/completions"):
             return await self._chat(headers, body, writer)
+        if method == "GET" and path.split("?", 1)[0].endswith("/models"):
+            return await self._models(headers, writer)
         return await self._send(writer, 404, b'{"error": {"message": "not found"}}')
 
     async def _send(
@@ -217,6 +313,7 @@ class FakeServer:
         reason = {
             200: "OK",
             401: "Unauthorized",
+            403: "Forbidden",
             404: "Not Found",
             429: "Too Many Requests",
             500: "Internal Server Error",
@@ -241,7 +338,7 @@ class FakeServer:
         with self._lock:
             faulty = self.fault_rate > 0 and self._random.random() < self.fault_rate
             fault = self._random.choice(self.faults) if faulty else None
-        content = default_content(request)
+        content = self.fixed_reply if self.fixed_reply is not None else default_content(request)
         if fault is None:
             return Reply(content=content)
         if fault == "429":
@@ -254,9 +351,87 @@ class FakeServer:
             return Reply(content=content[: max(1, len(content) // 2)], finish_reason="length")
         return Reply(content=content, action=fault)
 
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        return self.api_key is None or headers.get("authorization") == f"Bearer {self.api_key}"
+
+    async def _unauthorized(self, writer: asyncio.StreamWriter) -> bool:
+        body = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+        return await self._send(writer, 401, json.dumps(body).encode())
+
+    async def _models(self, headers: dict[str, str], writer: asyncio.StreamWriter) -> bool:
+        with self._lock:
+            self.counts["models"] += 1
+            if self.record_bodies:
+                self.models_headers_seen.append(
+                    {k: v for k, v in headers.items() if k == "authorization"}
+                )
+        if not self.models:
+            return await self._send(writer, 404, b'{"error": {"message": "not found"}}')
+        if not self._authorized(headers):
+            return await self._unauthorized(writer)
+        listing = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+        return await self._send(writer, 200, json.dumps(listing).encode())
+
+    def _admit(self) -> tuple[bool, dict[str, str]]:
+        """Whether the rate limit admits this request, and the headers to answer with."""
+        assert self.limiter is not None
+        with self._lock:
+            admitted, wait = self.limiter.admit()
+            remaining = int(self.limiter.tokens)
+            if not admitted:
+                self.counts["429"] += 1
+                self.outcomes.append("429")
+        extra: dict[str, str] = {}
+        if self.ratelimit_headers:
+            extra["x-ratelimit-limit-requests"] = str(int(self.limiter.burst))
+            extra["x-ratelimit-remaining-requests"] = str(remaining)
+            extra["x-ratelimit-reset-requests"] = f"{max(wait, 1.0 / self.limiter.rate):.3f}s"
+        if not admitted and self.rate_limit_retry_after:
+            extra["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
+            extra["Retry-After"] = str(max(1, math.ceil(wait)))
+        return admitted, extra
+
+    async def _too_many(self, writer: asyncio.StreamWriter, extra: dict[str, str]) -> bool:
+        body = b'{"error": {"message": "Rate limit reached", "type": "requests"}}'
+        return await self._send(writer, 429, body, extra=extra)
+
+    async def _fixed(self, writer: asyncio.StreamWriter) -> bool:
+        """The precomputed reply of --fixed-reply: no parsing, no hashing (benchmarks)."""
+        if self._fixed_payload is None:
+            self._fixed_payload = json.dumps(
+                {
+                    "id": "chatcmpl-fixed",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": "fake",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": self.fixed_reply},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                }
+            ).encode()
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        with self._lock:
+            self.counts["200"] += 1
+        return await self._send(writer, 200, self._fixed_payload)
+
     async def _chat(
         self, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter
     ) -> bool:
+        extra_headers: dict[str, str] = {}
+        if self.fixed_reply is not None and not self.record_bodies:
+            if not self._authorized(headers):
+                return await self._unauthorized(writer)
+            if self.limiter is not None:
+                admitted, extra_headers = self._admit()
+                if not admitted:
+                    return await self._too_many(writer, extra_headers)
+            return await self._fixed(writer)
         try:
             request = json.loads(body)
         except json.JSONDecodeError:
@@ -267,22 +442,15 @@ class FakeServer:
                 self.headers_seen.append({k: v for k, v in headers.items() if k == "authorization"})
             else:
                 self.requests.append({})
-        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+        if not self._authorized(headers):
             with self._lock:
                 self.counts["401"] += 1
                 self.outcomes.append("401")
-            return await self._send(
-                writer,
-                401,
-                json.dumps(
-                    {
-                        "error": {
-                            "message": "Incorrect API key provided",
-                            "type": "invalid_request_error",
-                        }
-                    }
-                ).encode(),
-            )
+            return await self._unauthorized(writer)
+        if self.limiter is not None:
+            admitted, extra_headers = self._admit()
+            if not admitted:
+                return await self._too_many(writer, extra_headers)
         reply = self._choose(request)
         delay = reply.delay or self.latency
         if delay:
@@ -309,6 +477,14 @@ class FakeServer:
         if reply.action == "hang":
             await asyncio.sleep(self.hang_seconds)
             return False
+        content: str | None = reply.content
+        if reply.action == "surrogate":
+            content = f"{reply.content} \ud83d"
+        elif reply.action == "echo-key":
+            bearer = headers.get("authorization", "").removeprefix("Bearer ")
+            content = f"{reply.content} (you sent: {bearer})"
+        elif reply.action == "null-content":
+            content = None
         if reply.status != 200:
             payload = json.dumps(
                 reply.body
@@ -326,7 +502,7 @@ class FakeServer:
             else [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
+                    "message": {"role": "assistant", "content": content},
                     "finish_reason": reply.finish_reason,
                 }
             ],
@@ -336,8 +512,30 @@ class FakeServer:
                 "total_tokens": 0,
             },
         }
+        choice = completion["choices"][0] if completion["choices"] else {}
+        if reply.action == "missing-message":
+            choice.pop("message", None)
+        if request.get("logprobs") and choice:
+            top = request.get("top_logprobs")
+            top = top if isinstance(top, int) and not isinstance(top, bool) else 0
+            entries = reply.logprobs
+            if entries is None:
+                entries = default_logprobs(content or "", top)
+            choice["logprobs"] = {"content": entries}
+        if reply.usage is not None:
+            completion["usage"] = reply.usage
+        elif reply.action == "bad-usage":
+            completion["usage"] = {
+                "prompt_tokens": "12",
+                "completion_tokens": 3.5,
+                "total_tokens": {},
+            }
+        elif reply.action == "negative-usage":
+            completion["usage"] = {"prompt_tokens": -1000000, "completion_tokens": -7}
+        elif reply.action == "absurd-usage":
+            completion["usage"] = {"prompt_tokens": 10**15, "completion_tokens": 12}
         payload = json.dumps(completion).encode()
-        if reply.action == "respond":
+        if reply.action in ("respond", "echo-key", "surrogate", "trickle"):
             with self._lock:
                 tally = self.usage.setdefault(str(completion["model"]), Counter())
                 tally["prompt_tokens"] += completion["usage"]["prompt_tokens"]
@@ -350,7 +548,14 @@ class FakeServer:
             )
             writer.transport.abort()
             return False
-        return await self._send(writer, 200, payload, extra=reply.headers)
+        if reply.action == "trickle":
+            await self._send(writer, 200, b"", declared_length=len(payload))
+            for index in range(len(payload)):
+                writer.write(payload[index : index + 1])
+                await writer.drain()
+                await asyncio.sleep(self.trickle_interval)
+            return True
+        return await self._send(writer, 200, payload, extra={**extra_headers, **reply.headers})
 
 
 def _approx_tokens(request: dict[str, Any]) -> int:
@@ -395,6 +600,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang-seconds", type=float, default=3600.0)
     parser.add_argument("--no-record", action="store_true", help="Keep counts only.")
+    parser.add_argument("--rate-limit", type=float, help="Admit this many requests per second.")
+    parser.add_argument("--rate-burst", type=float, help="Token-bucket size (default: 1 s).")
+    parser.add_argument(
+        "--retry-after", action="store_true", help="Send Retry-After with rate-limit 429s."
+    )
+    parser.add_argument(
+        "--ratelimit-headers", action="store_true", help="Send x-ratelimit-* headers."
+    )
+    parser.add_argument("--no-models", action="store_true", help="GET /v1/models answers 404.")
+    parser.add_argument(
+        "--fixed-reply", help="Send this content to every request (with --no-record: unparsed)."
+    )
     args = parser.parse_args()
     server = FakeServer(
         latency=args.latency,
@@ -403,6 +620,12 @@ def main() -> None:
         seed=args.seed,
         hang_seconds=args.hang_seconds,
         record_bodies=not args.no_record,
+        models=not args.no_models,
+        rate_limit=args.rate_limit,
+        rate_burst=args.rate_burst,
+        rate_limit_retry_after=args.retry_after,
+        ratelimit_headers=args.ratelimit_headers,
+        fixed_reply=args.fixed_reply,
     )
 
     async def run() -> None:

@@ -1,0 +1,173 @@
+"""Turning a server's reply into a Completion that is safe to keep, whatever the server sent.
+
+A reply is untrusted input: content may hold lone surrogates (which would crash a UTF-8
+writer later), `usage` may be strings, floats, negative or absurd (negative usage would let
+a run slip past --max-tokens-total), `content` may be null, and a hostile or buggy server
+may echo our API key back. Everything here is pure and cheap: it runs once per reply.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from turnbench.backends.retry import TransientError
+from turnbench.types import Completion, TokenLogprob, TopLogprob, Usage
+
+# no single request is billed this many tokens; a larger count is a broken or hostile server
+MAX_TOKENS_PER_REQUEST = 10_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class MalformedReplyError(TransientError):
+    """A 2xx reply that is not a usable chat completion: retried like a dropped connection."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="malformed")
+
+
+def fix_text(text: str) -> str:
+    """Replace lone surrogates (valid JSON escapes, invalid Unicode) with U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+class Redactor:
+    """Replaces secrets (the key, credentials of the base URL) with *** in server text."""
+
+    def __init__(self, secrets: list[str] | tuple[str, ...] = ()) -> None:
+        unique = {s for s in secrets if s and len(s) >= 4}
+        self.secrets = sorted(unique, key=len, reverse=True)  # longest first: no prefix left
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
+
+
+def short_detail(text: str, redact: Redactor, limit: int = 300) -> str:
+    """A server's message made fit for logs and terminals: redacted (before shortening, so
+    no prefix of a secret survives), control characters removed, whitespace collapsed."""
+    text = _CONTROL.sub(" ", fix_text(redact(str(text))))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def token_count(value: Any) -> int:
+    """A usage count if it is a plausible one, else 0 (never negative, never absurd)."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS_PER_REQUEST:
+        return value
+    return 0
+
+
+def parse_usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    # model_construct: the counts are checked above, and this runs once per request
+    return Usage.model_construct(
+        prompt_tokens=token_count(raw.get("prompt_tokens")),
+        completion_tokens=token_count(raw.get("completion_tokens")),
+    )
+
+
+def _logprob(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value <= 0.0 else None
+
+
+def parse_logprobs(raw: Any) -> list[TokenLogprob] | None:
+    """OpenAI's `choices[0].logprobs.content`; None when absent. Malformed entries are
+    dropped rather than failing a reply that is otherwise fine."""
+    if not isinstance(raw, dict):
+        return None
+    content = raw.get("content")
+    if not isinstance(content, list):
+        return None
+    tokens: list[TokenLogprob] = []
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            continue
+        logprob = _logprob(item.get("logprob"))
+        if logprob is None:
+            continue
+        top = []
+        for alt in item.get("top_logprobs") or []:
+            if isinstance(alt, dict) and isinstance(alt.get("token"), str):
+                alt_logprob = _logprob(alt.get("logprob"))
+                if alt_logprob is not None:
+                    top.append(TopLogprob(token=fix_text(alt["token"]), logprob=alt_logprob))
+        tokens.append(TokenLogprob(token=fix_text(item["token"]), logprob=logprob, top=top))
+    return tokens
+
+
+def _optional_text(value: Any, redact: Redactor) -> str | None:
+    return fix_text(redact(value))[:200] if isinstance(value, str) else None
+
+
+def _content(message: Any, redact: Redactor) -> str:
+    if not isinstance(message, dict):
+        raise MalformedReplyError("malformed response: the choice has no message")
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        if parts and all(isinstance(p, str) for p in parts):
+            content = "".join(parts)  # type: ignore[arg-type]
+    if not isinstance(content, str):
+        refusal = message.get("refusal")
+        why = (
+            f" (refusal: {short_detail(refusal, redact, 120)})" if isinstance(refusal, str) else ""
+        )
+        raise MalformedReplyError(f"malformed response: the message content is null{why}")
+    return fix_text(redact(content))
+
+
+def parse_completion(body: bytes, redact: Redactor) -> Completion:
+    """A chat completion body -> Completion, or MalformedReplyError (retried)."""
+    try:
+        data = json.loads(body.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        start = body[:200].decode("utf-8", "replace")
+        raise MalformedReplyError(
+            f"malformed response: not JSON: {short_detail(start, redact, 120)}"
+        ) from None
+    if not isinstance(data, dict):
+        raise MalformedReplyError("malformed response: not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReplyError("response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise MalformedReplyError("malformed response: the choice is not an object")
+    text = _content(choice.get("message"), redact)
+    # every field is checked or sanitised above: skip pydantic's second pass (hot path)
+    return Completion.model_construct(
+        text=text,
+        finish_reason=_optional_text(choice.get("finish_reason"), redact),
+        usage=parse_usage(data.get("usage")),
+        reported_model=_optional_text(data.get("model"), redact),
+        system_fingerprint=_optional_text(data.get("system_fingerprint"), redact),
+        logprobs=parse_logprobs(choice.get("logprobs")),
+    )
+
+
+def error_detail(body: bytes, redact: Redactor) -> str:
+    """The message of an error reply (`error.message` when JSON, else the text)."""
+    text = body[:4000].decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return short_detail(text, redact) or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return short_detail(error["message"], redact)
+        if isinstance(error, str):
+            return short_detail(error, redact)
+        if isinstance(data.get("message"), str):
+            return short_detail(data["message"], redact)
+    return short_detail(text, redact)
