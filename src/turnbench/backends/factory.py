@@ -30,6 +30,7 @@ class BackendOptions:
     concurrency: int | Literal["auto"] = 8
     token_param: str = "auto"
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    api_version: str | None = None  # azure/... only; else $AZURE_OPENAI_API_VERSION
 
     @property
     def base_url(self) -> str | None:
@@ -57,6 +58,10 @@ def display_url(url: str | None) -> str | None:
 def make_backend(
     spec: ModelSpec, options: BackendOptions, cache: dict[tuple, Backend] | None = None
 ) -> Backend:
+    if spec.provider in ("anthropic", "azure"):  # own key and endpoint variables
+        from turnbench.backends.providers import build_provider_backend
+
+        return build_provider_backend(spec, options, cache)
     base_url = resolve_base_url(options.base_url)
     key_env = options.api_key_env or DEFAULT_KEY_ENV
     cache_key = (str(spec), base_url, key_env)
