@@ -11,8 +11,8 @@ marked with cache_control is written to the cache the first time and read afterw
 which shows in `usage` as the real API reports it. Test hooks: `script` (canned replies,
 e.g. 529 or 429 with retry-after), `reject_temperature`, `fail_ids` (batch items that end
 "errored"), `drop_ids` (items missing from the results), `expire` (the batch expires),
-`polls_to_end` (polls a batch stays in progress), `batch_creates` and `items_submitted`
-(what was submitted, to prove nothing was submitted twice).
+`polls_to_end` (polls a batch stays in progress), `results_origin` (results_url on another
+host), `batch_creates` and `items_submitted` (to prove nothing was submitted twice).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class FakeAnthropic(FakeHTTPServer):
         self.fail_ids: set[str] = set()
         self.drop_ids: set[str] = set()
         self.expire = False
+        self.results_origin: str | None = None  # serve results_url on another origin
         self.batch_creates = 0
         self.items_submitted: Counter[str] = Counter()
         self.batches: dict[str, dict[str, Any]] = {}
@@ -212,7 +213,9 @@ class FakeAnthropic(FakeHTTPServer):
             "cancel_initiated_at": _iso(batch["cancel_at"]),
             "archived_at": None,
             "results_url": (
-                f"{self.origin}/v1/messages/batches/{batch['id']}/results" if ended else None
+                f"{self.results_origin or self.origin}/v1/messages/batches/{batch['id']}/results"
+                if ended
+                else None
             ),
         }
 
@@ -234,7 +237,7 @@ class FakeAnthropic(FakeHTTPServer):
             items[custom_id] = entry.get("params") or {}
         with self._lock:
             self.batch_creates += 1
-            self.items_submitted.update(items)
+            self.items_submitted.update(list(items))
             batch_id = f"msgbatch_{self.batch_creates:04d}"
             self.batches[batch_id] = {
                 "id": batch_id,

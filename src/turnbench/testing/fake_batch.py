@@ -224,7 +224,7 @@ class FakeOpenAIBatch(FakeHTTPServer):
         items, errors = self._validate(stored["content"], str(endpoint))
         with self._lock:
             self.batch_creates += 1
-            self.items_submitted.update(items)
+            self.items_submitted.update(list(items))
             batch_id = f"batch_{self.batch_creates:04d}"
             self.batches[batch_id] = {
                 "id": batch_id,
