@@ -123,8 +123,7 @@ class PriceTable:
 def _problem(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(
-        repr(part) if isinstance(part, str) and "/" in part else str(part)
-        for part in first["loc"]
+        repr(part) if isinstance(part, str) and "/" in part else str(part) for part in first["loc"]
     )
     return f"{where}: {first['msg']}" if where else first["msg"]
 
