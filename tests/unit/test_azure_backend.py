@@ -136,3 +136,25 @@ def test_factory_settings_from_environment(fake, monkeypatch):
     assert all(
         r["headers"].get("api-key") != "openai-key-must-not-go-to-azure" for r in fake.requests
     )
+
+
+def test_recorded_endpoints_per_provider(monkeypatch):
+    from turnbench.backends.providers import display_endpoint
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://openai-proxy.example/v1")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com/")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    options = BackendOptions()
+    assert (
+        display_endpoint(parse_spec("openai/gpt-4o"), options) == "http://openai-proxy.example/v1"
+    )
+    assert (
+        display_endpoint(parse_spec("anthropic/claude-x"), options) == "https://api.anthropic.com"
+    )
+    assert (
+        display_endpoint(parse_spec("azure/dep"), options)
+        == "https://res.openai.azure.com/openai/deployments/dep"
+    )
+    assert display_endpoint(parse_spec("local/smollm2"), options) is None
+    given = BackendOptions(base_urls=("http://user:secret@127.0.0.1:8/",))
+    assert "secret" not in display_endpoint(parse_spec("anthropic/claude-x"), given)

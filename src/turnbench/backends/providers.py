@@ -42,10 +42,42 @@ def _single_base_url(spec: ModelSpec, options: BackendOptions) -> str | None:
     return options.base_url
 
 
+def anthropic_base_url(spec: ModelSpec, options: BackendOptions) -> str | None:
+    """The base URL named for this role, else $ANTHROPIC_BASE_URL; None: Anthropic's own."""
+    return _single_base_url(spec, options) or os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
+def azure_base_url(spec: ModelSpec, options: BackendOptions) -> str | None:
+    """The Azure resource endpoint: the base URL named for this role, else
+    $AZURE_OPENAI_ENDPOINT (None when neither is set)."""
+    from turnbench.backends.azure import AZURE_ENDPOINT_ENV, normalize_endpoint
+
+    endpoint = _single_base_url(spec, options) or os.environ.get(AZURE_ENDPOINT_ENV) or None
+    return normalize_endpoint(endpoint) if endpoint else None
+
+
+def display_endpoint(spec: ModelSpec, options: BackendOptions) -> str | None:
+    """Where requests for `spec` go, safe to record (no credentials), for every provider;
+    None for local models. The provider-aware replacement for
+    display_url(resolve_base_url(...)), which only knows OPENAI_BASE_URL."""
+    from turnbench.backends.factory import display_url, resolve_base_url
+
+    if spec.provider == "anthropic":
+        from turnbench.backends.anthropic_native import ANTHROPIC_BASE_URL
+
+        return display_url(anthropic_base_url(spec, options) or ANTHROPIC_BASE_URL)
+    if spec.provider == "azure":
+        endpoint = azure_base_url(spec, options)
+        return display_url(f"{endpoint}/openai/deployments/{spec.name}") if endpoint else None
+    if spec.provider == "local":
+        return None
+    return display_url(resolve_base_url(options.base_url))
+
+
 def anthropic_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
     from turnbench.backends.anthropic_native import ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV
 
-    explicit = _single_base_url(spec, options) or os.environ.get("ANTHROPIC_BASE_URL") or None
+    explicit = anthropic_base_url(spec, options)
     key_env = options.api_key_env or ANTHROPIC_KEY_ENV
     api_key = os.environ.get(key_env) or None
     if not api_key and explicit is None:
@@ -57,9 +89,9 @@ def anthropic_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
 
 
 def azure_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
-    from turnbench.backends.azure import AZURE_ENDPOINT_ENV, AZURE_KEY_ENV, normalize_endpoint
+    from turnbench.backends.azure import AZURE_ENDPOINT_ENV, AZURE_KEY_ENV
 
-    endpoint = _single_base_url(spec, options) or os.environ.get(AZURE_ENDPOINT_ENV) or None
+    endpoint = azure_base_url(spec, options)
     if not endpoint:
         raise UserError(
             f"{spec} needs the Azure resource endpoint (https://RESOURCE.openai.azure.com): "
@@ -72,7 +104,7 @@ def azure_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
             f"{spec} needs an API key: set {key_env}, or name another variable with "
             "--model-api-key-env / --judge-api-key-env."
         )
-    return Endpoint(normalize_endpoint(endpoint), key_env, api_key)
+    return Endpoint(endpoint, key_env, api_key)
 
 
 def azure_api_version(options: BackendOptions) -> str:
