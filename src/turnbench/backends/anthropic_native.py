@@ -16,12 +16,16 @@ Request mapping (`build_request`):
   HTTP 400 the backend drops it for the rest of the run and resends; every completion's
   `sent_params` records what was really sent.
 - prompt caching: when the system text is at least `CACHE_MIN_CHARS` characters, its last
-  block carries `cache_control: {"type": "ephemeral"}`, so the judge instructions shared by
-  many requests are read from the cache at a tenth of the input price (a write costs 1.25x
-  once per 5 minutes). `CACHE_MIN_CHARS` = 4096 characters, about 1,024 tokens at ~4
-  characters a token: the smallest minimum cacheable prefix Anthropic documents (1,024
-  tokens on most Sonnet/Opus models; 2,048 or 4,096 on some others). A marked prefix below
-  a model's minimum is simply processed uncached, without error or surcharge.
+  block carries `cache_control: {"type": "ephemeral"}`, so instructions shared by many
+  requests (a judge rubric, the model's --system-prompt) are read from the cache at a tenth
+  of the input price (a write costs 1.25x, once per 5 minutes of use). The API caches only
+  prefixes of at least a model's minimum length (1,024 tokens on most Sonnet/Opus models,
+  2,048 or 4,096 on some others) and silently ignores the mark below it, without error or
+  surcharge. `CACHE_MIN_CHARS` = 3,072 characters: the shortest text that can hold 1,024
+  tokens at a dense ~3 characters per token (English prose is ~4), so every system prompt
+  that could reach the smallest minimum is marked and obviously short ones are not.
+  MT-Bench-101's judge system prompts are 2,433-4,025 characters (measured), so the longer
+  rubrics are marked; MT-Bench's judge puts its instructions in the user message.
 
 Response mapping (`to_completion`): text = the text blocks joined (thinking blocks are left
 out), stop reasons mapped by `FINISH_REASONS` (unknown ones pass through), usage with the
@@ -51,7 +55,7 @@ from turnbench.types import Completion, Message, RequestParams, Usage
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 4096  # every current Claude model can produce at least this many
-CACHE_MIN_CHARS = 4096
+CACHE_MIN_CHARS = 3072
 INSTALL_HINT = "pip install 'turnbench[anthropic]'"
 
 FINISH_REASONS = {
