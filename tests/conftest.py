@@ -39,7 +39,11 @@ def fake_server() -> Iterator[FakeServer]:
 
 def cli_env(data_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     """A clean environment: our data, a private cache, no real keys or endpoints."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "TURNBENCH_", "ANTHROPIC_", "AZURE_OPENAI_"))
+    }
     env["TURNBENCH_DATA_DIR"] = str(data_dir)
     env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
     env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")

@@ -18,9 +18,9 @@ from typing import Any, Literal
 from turnbench import __version__
 from turnbench.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
-from turnbench.backends.factory import display_url, resolve_base_url, resolve_base_urls
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
+from turnbench.backends.providers import display_endpoint
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
@@ -39,14 +39,6 @@ from turnbench.types import ConfigRecord, SamplingConfig
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
 Warn = Callable[[str], None]
 Mode = Literal["run", "judge"]
-
-
-def shown_endpoints(options: BackendOptions) -> str | None:
-    """A role's endpoints as recorded: redacted, comma-separated (None: no base URL and no
-    $OPENAI_BASE_URL, e.g. a local model)."""
-    if not options.base_urls and resolve_base_url(None) is None:
-        return None
-    return ", ".join(display_url(url) or "" for url in resolve_base_urls(options))
 
 
 def judge_warning(judges: list[str]) -> str | None:
@@ -237,11 +229,16 @@ class Session:
         return versions
 
     def _endpoints(self) -> dict[str, Any]:
-        judges = [shown_endpoints(self._judge_backend_options(j)) for j in self.options.judge]
-        return {
-            "model": shown_endpoints(self._model_backend_options()) if self.mode == "run" else None,
-            "judge": judges[0] if len(judges) == 1 else judges,
-        }
+        """Every role's endpoints as recorded: redacted, comma-separated."""
+        options = self.options
+        judges = [
+            display_endpoint(parse_spec(j.spec), self._judge_backend_options(j))
+            for j in options.judge
+        ]
+        model = None
+        if self.mode == "run" and options.model is not None:
+            model = display_endpoint(parse_spec(options.model), self._model_backend_options())
+        return {"model": model, "judge": judges[0] if len(judges) == 1 else judges}
 
     def estimate(self) -> tuple[Prepared, Estimate]:
         prepared = self.prepare()

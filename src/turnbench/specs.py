@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from turnbench.errors import UserError
 
-PROVIDERS = ("openai", "local")
+PROVIDERS = ("openai", "local", "anthropic", "azure")
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,25 @@ SampleId = int | str
 
 
 class Usage(BaseModel):
+    """Tokens of one or more requests.
+
+    `prompt_tokens` counts every input token the provider processed, cached or not (OpenAI's
+    meaning; Anthropic's separate cache counts are added back in). `cached_prompt_tokens`
+    (read from a prompt cache) and `cache_creation_tokens` (written to one, Anthropic) are
+    parts of `prompt_tokens`, kept apart because they are priced differently.
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
         )
 
 

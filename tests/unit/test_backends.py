@@ -121,6 +121,8 @@ def test_reasoning_blocks_are_removed_before_judging(raw, clean):
         ("openai/meta-llama/Llama-3-8B", "openai", "meta-llama/Llama-3-8B"),
         ("local/smollm2", "local", "smollm2"),
         ("local//abs/path/model.gguf", "local", "/abs/path/model.gguf"),
+        ("anthropic/claude-3-5-haiku-20241022", "anthropic", "claude-3-5-haiku-20241022"),
+        ("azure/my-gpt4o", "azure", "my-gpt4o"),
     ],
 )
 def test_model_specs_split_at_the_first_slash(text, provider, name):
@@ -128,7 +130,7 @@ def test_model_specs_split_at_the_first_slash(text, provider, name):
     assert (spec.provider, spec.name) == (provider, name)
 
 
-@pytest.mark.parametrize("text", ["gpt-4o", "anthropic/claude", "openai/", "/x"])
+@pytest.mark.parametrize("text", ["gpt-4o", "cohere/command", "openai/", "/x"])
 def test_bad_model_specs(text):
     with pytest.raises(UserError):
         parse_spec(text)

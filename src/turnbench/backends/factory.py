@@ -48,6 +48,7 @@ class BackendOptions:
     concurrency: int | Literal["auto"] = 8
     token_param: str = "auto"
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    api_version: str | None = None  # azure/... only; else $AZURE_OPENAI_API_VERSION
 
     @property
     def base_url(self) -> str | None:
@@ -105,9 +106,18 @@ def _openai(spec: ModelSpec, options: BackendOptions, environ: Mapping[str, str]
     )
 
 
+def _own_endpoint(spec: ModelSpec, options: BackendOptions, environ: Mapping[str, str]) -> Backend:
+    """Anthropic and Azure: their own key and endpoint variables ($OPENAI_* never apply)."""
+    from turnbench.backends.providers import build_provider_backend
+
+    return build_provider_backend(spec, options)
+
+
 PROVIDERS: dict[str, Callable[[ModelSpec, BackendOptions, Mapping[str, str]], Backend]] = {
     "local": _local,
     "openai": _openai,
+    "anthropic": _own_endpoint,
+    "azure": _own_endpoint,
 }
 
 

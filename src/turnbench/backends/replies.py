@@ -66,10 +66,15 @@ def token_count(value: Any) -> int:
 def parse_usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
+    prompt = token_count(raw.get("prompt_tokens"))
+    details = raw.get("prompt_tokens_details")
+    cached = token_count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     # model_construct: the counts are checked above, and this runs once per request
     return Usage.model_construct(
-        prompt_tokens=token_count(raw.get("prompt_tokens")),
+        prompt_tokens=prompt,
         completion_tokens=token_count(raw.get("completion_tokens")),
+        cached_prompt_tokens=min(cached, prompt),
+        cache_creation_tokens=0,
     )
 
 

@@ -1,0 +1,304 @@
+"""`anthropic/MODEL`: Claude through Anthropic's own Messages API and the `anthropic` SDK.
+
+Why not the OpenAI-compatible endpoint: the native API reports prompt-cache reads and writes
+(priced differently), lets the shared judge instructions be cached, and has the Message
+Batches API. The SDK is an optional extra (`pip install 'turnbench[anthropic]'`), imported
+only when an `anthropic/...` spec is used.
+
+Request mapping (`build_request`):
+- system messages (and OpenAI's "developer" role) go to the separate `system` field, one
+  text block each, in their original order. The Messages API has no system role inside the
+  conversation, so a system message found after the first user turn is moved there too:
+  it keeps system authority and the user/assistant turns stay as they were.
+- `max_tokens` is required by the API: `params.max_tokens`, else `DEFAULT_MAX_TOKENS`.
+- `temperature` only when given, sent as a body field (SDK 1.0 removed the typed argument).
+  Some recent models reject it ("`temperature` is deprecated for this model"); on that
+  HTTP 400 the backend drops it for the rest of the run and resends; every completion's
+  `sent_params` records what was really sent.
+- prompt caching: when the system text is at least `CACHE_MIN_CHARS` characters, its last
+  block carries `cache_control: {"type": "ephemeral"}`, so instructions shared by many
+  requests (a judge rubric, the model's --system-prompt) are read from the cache at a tenth
+  of the input price (a write costs 1.25x, once per 5 minutes of use). The API caches only
+  prefixes of at least a model's minimum length (1,024 tokens on most Sonnet/Opus models,
+  2,048 or 4,096 on some others) and silently ignores the mark below it, without error or
+  surcharge. `CACHE_MIN_CHARS` = 3,072 characters: the shortest text that can hold 1,024
+  tokens at a dense ~3 characters per token (English prose is ~4), so every system prompt
+  that could reach the smallest minimum is marked and obviously short ones are not.
+  MT-Bench-101's judge system prompts are 2,433-4,025 characters (measured), so the longer
+  rubrics are marked; MT-Bench's judge puts its instructions in the user message.
+
+Response mapping (`to_completion`): text = the text blocks joined (thinking blocks are left
+out), stop reasons mapped by `FINISH_REASONS` (unknown ones pass through), usage with the
+cache counts added back into `prompt_tokens` (Anthropic's `input_tokens` excludes them).
+`top_logprobs` is ignored: the Messages API does not return log probabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from turnbench.backends.base import BackendStats
+from turnbench.backends.retry import RetryPolicy
+from turnbench.backends.sdk_calls import (
+    GaveUp,
+    Transient,
+    classify_sdk_error,
+    error_detail,
+    redactor,
+    run_with_retries,
+)
+from turnbench.errors import FatalBackendError, RequestFailedError, UserError
+from turnbench.types import Completion, Message, RequestParams, Usage
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_MAX_TOKENS = 4096  # every current Claude model can produce at least this many
+CACHE_MIN_CHARS = 3072
+INSTALL_HINT = "pip install 'turnbench[anthropic]'"
+
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "tool_use": "tool_calls",
+}
+SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+def import_sdk() -> Any:
+    try:
+        import anthropic
+    except ImportError:
+        raise UserError(
+            f"anthropic/... models need the anthropic SDK, which is not installed. "
+            f"Install it with: {INSTALL_HINT}"
+        ) from None
+    return anthropic
+
+
+def system_blocks(messages: list[Message], *, cache: bool) -> list[dict[str, Any]]:
+    """The `system` field: one text block per non-empty system message, the last one marked
+    for prompt caching when the system text is long enough to be cached."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": m["content"]}
+        for m in messages
+        if m["role"] in SYSTEM_ROLES and m["content"]
+    ]
+    if cache and blocks and sum(len(b["text"]) for b in blocks) >= CACHE_MIN_CHARS:
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    return blocks
+
+
+def sampling_fields(params: RequestParams, *, drop_temperature: bool = False) -> dict[str, Any]:
+    """The fields that shape the reply, as sent (recorded as the completion's provenance)."""
+    if params.n not in (None, 1):
+        raise UserError(f"the Anthropic API returns one reply per request; n={params.n} asked")
+    fields: dict[str, Any] = {
+        "max_tokens": params.max_tokens if params.max_tokens is not None else DEFAULT_MAX_TOKENS
+    }
+    if params.temperature is not None and not drop_temperature:
+        fields["temperature"] = params.temperature
+    fields.update(params.extra)
+    return fields
+
+
+def build_request(
+    model: str,
+    messages: list[Message],
+    params: RequestParams,
+    *,
+    cache: bool = True,
+    drop_temperature: bool = False,
+) -> dict[str, Any]:
+    """The whole Messages API request body (also one Message Batches `params` object)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [
+            {"role": m["role"], "content": m["content"]}
+            for m in messages
+            if m["role"] not in SYSTEM_ROLES
+        ],
+    }
+    system = system_blocks(messages, cache=cache)
+    if system:
+        body["system"] = system
+    body.update(sampling_fields(params, drop_temperature=drop_temperature))
+    return body
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _count(obj: Any, name: str) -> int:
+    value = _get(obj, name, 0)
+    return int(value) if isinstance(value, int) and value > 0 else 0
+
+
+def to_usage(usage: Any) -> Usage:
+    read = _count(usage, "cache_read_input_tokens")
+    written = _count(usage, "cache_creation_input_tokens")
+    return Usage(
+        prompt_tokens=_count(usage, "input_tokens") + read + written,
+        completion_tokens=_count(usage, "output_tokens"),
+        cached_prompt_tokens=read,
+        cache_creation_tokens=written,
+    )
+
+
+def to_completion(message: Any) -> Completion:
+    """A Messages API reply (SDK object or plain dict) as a Completion."""
+    content = _get(message, "content")
+    if not isinstance(content, list):
+        raise Transient("response has no content list")
+    text = "".join(
+        str(_get(block, "text") or "") for block in content if _get(block, "type") == "text"
+    )
+    stop = _get(message, "stop_reason")
+    return Completion(
+        text=text,
+        finish_reason=FINISH_REASONS.get(stop, stop) if isinstance(stop, str) else None,
+        usage=to_usage(_get(message, "usage")),
+        reported_model=_get(message, "model"),
+    )
+
+
+def fatal_message(spec: str, endpoint: str, key_env: str, status: int, detail: str) -> str:
+    if status == 401:
+        why = (
+            f"the endpoint rejected the API key (HTTP 401). Check {key_env} (or the variable "
+            "named by --model-api-key-env / --judge-api-key-env)"
+        )
+    elif status == 403:
+        why = "the endpoint refused access (HTTP 403): the key lacks permission for this model"
+    else:
+        why = "the endpoint answered HTTP 404: the model name or the base URL is wrong"
+    return f"{spec} at {endpoint}: {why}. Server said: {detail}. The run stopped at once."
+
+
+def _rejects_temperature(error: Exception, sdk: Any) -> bool:
+    if not isinstance(error, sdk.APIStatusError) or error.status_code != 400:
+        return False
+    return "temperature" in str(getattr(error, "message", "") or error).lower()
+
+
+class AnthropicBackend:
+    """Bounded-concurrency Messages API client under the project's single retry layer."""
+
+    def __init__(
+        self,
+        spec: str,
+        model_name: str,
+        *,
+        api_key: str | None,
+        base_url: str,
+        concurrency: int,
+        policy: RetryPolicy,
+        key_env: str = ANTHROPIC_KEY_ENV,
+        prompt_cache: bool = True,
+    ) -> None:
+        from turnbench.backends.factory import display_url
+
+        self._sdk = import_sdk()
+        self.spec = spec
+        self.model_name = model_name
+        self.stats = BackendStats()
+        self.concurrency = max(1, concurrency)
+        self.prompt_cache = prompt_cache
+        self._policy = policy
+        self._key_env = key_env
+        self._redact = redactor(api_key)
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._fatal: FatalBackendError | None = None
+        self._drop_temperature = False
+        # The key is always passed explicitly (a placeholder for keyless servers), so the SDK
+        # never falls back to credentials from the environment or profile files, which
+        # would then be sent to this base URL.
+        self._client = self._sdk.AsyncAnthropic(
+            api_key=api_key or "no-key",
+            base_url=base_url,
+            max_retries=0,
+            timeout=policy.request_timeout,
+        )
+        self.endpoint = display_url(base_url) or ""
+
+    def request_fields(self, params: RequestParams) -> dict[str, Any]:
+        return sampling_fields(params, drop_temperature=self._drop_temperature)
+
+    async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
+        started = time.monotonic()
+        sent: dict[str, Any] = {}
+
+        async def attempt() -> Completion:
+            body = build_request(
+                self.model_name,
+                messages,
+                params,
+                cache=self.prompt_cache,
+                drop_temperature=self._drop_temperature,
+            )
+            sent.clear()
+            sent.update(sampling_fields(params, drop_temperature=self._drop_temperature))
+            return await self._attempt(body)
+
+        def count_retry() -> None:
+            self.stats.retries += 1
+
+        try:
+            completion, attempts = await run_with_retries(
+                attempt, self._policy, on_retry=count_retry
+            )
+        except GaveUp as error:
+            self.stats.failures += 1
+            raise RequestFailedError(
+                f"{self.spec}: gave up after {error.attempts} attempts: {error.last.message}",
+                error.attempts,
+            ) from None
+        except RequestFailedError as error:
+            self.stats.failures += 1
+            raise RequestFailedError(error.message, error.attempts) from None
+        completion.attempts = attempts
+        completion.sent_params = dict(sent)
+        completion.latency_s = round(time.monotonic() - started, 4)
+        self.stats.add_usage(completion.usage)
+        return completion
+
+    async def _attempt(self, body: dict[str, Any]) -> Completion:
+        typed = {k: body[k] for k in ("model", "messages", "max_tokens", "system") if k in body}
+        extra = {k: v for k, v in body.items() if k not in typed}
+        async with self._semaphore:
+            if self._fatal is not None:  # another request already hit a fatal refusal
+                raise self._fatal
+            self.stats.requests += 1
+            try:
+                message = await self._client.messages.create(**typed, extra_body=extra or None)
+            except Exception as error:
+                if "temperature" in extra and _rejects_temperature(error, self._sdk):
+                    self._drop_temperature = True
+                    raise Transient(
+                        f"model rejects temperature ({error_detail(error, self._redact)}); "
+                        "resending without it",
+                        retry_after=0.0,
+                    ) from None
+                mapped = classify_sdk_error(
+                    error,
+                    self._sdk,
+                    what=self.spec,
+                    redact=self._redact,
+                    fatal_message=lambda status, detail: fatal_message(
+                        self.spec, self.endpoint, self._key_env, status, detail
+                    ),
+                )
+                if isinstance(mapped, FatalBackendError):
+                    self._fatal = mapped
+                raise mapped from None
+        return to_completion(message)
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,139 @@
+"""One call through a vendor SDK under the project's retry policy, with one error mapping.
+
+The Anthropic and OpenAI Python SDKs raise the same family of exceptions (APIStatusError
+with a status code and the response headers, APITimeoutError, APIConnectionError,
+APIResponseValidationError). `classify_sdk_error` turns any of them into what the retry
+layer acts on: `Transient` (try again, honouring the server's Retry-After), a
+`FatalBackendError` (401/403/404: stop the run) or a `RequestFailedError` (a 400 and the
+like: this request cannot succeed). `run_with_retries` is the loop: bounded attempts and
+total time, full-jitter backoff; the policy itself lives in `turnbench.backends.retry`.
+The SDKs' own retries must be off (max_retries=0) so this stays the only retry layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import TypeVar
+
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
+
+from turnbench.backends.retry import (
+    FATAL_STATUS,
+    BackoffWait,
+    RetryPolicy,
+    is_retryable_status,
+    parse_retry_after,
+)
+from turnbench.errors import FatalBackendError, RequestFailedError
+
+T = TypeVar("T")
+
+
+class Transient(Exception):
+    """A failure worth another attempt; `retry_after` is the server's own hint, if any."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class GaveUp(Exception):
+    """The retry budget is spent; carries the last transient error and the attempt count."""
+
+    def __init__(self, last: Transient, attempts: int) -> None:
+        super().__init__(last.message)
+        self.last = last
+        self.attempts = attempts
+
+
+def short(text: str, limit: int = 300) -> str:
+    """One line, at most `limit` characters: server bodies are untrusted and may be huge."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def redactor(secret: str | None) -> Callable[[str], str]:
+    """A function that removes `secret` from text (before shortening, so no prefix survives)."""
+
+    def redact(text: str) -> str:
+        if secret and len(secret) >= 4:
+            return text.replace(secret, "***")
+        return text
+
+    return redact
+
+
+def status_of(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def error_detail(error: BaseException, redact: Callable[[str], str]) -> str:
+    """The server's own message for an SDK error, redacted and shortened."""
+    message = getattr(error, "message", None) or str(error)
+    return short(redact(str(message)))
+
+
+def classify_sdk_error(
+    error: Exception,
+    sdk: ModuleType,
+    *,
+    what: str,
+    redact: Callable[[str], str],
+    fatal_message: Callable[[int, str], str],
+) -> Exception:
+    """The exception the retry layer should see for `error` raised by `sdk` (openai or
+    anthropic). `what` prefixes non-fatal messages (e.g. the model spec); `fatal_message`
+    builds the message for 401/403/404 from the status and the server's detail."""
+    if isinstance(error, sdk.APIStatusError):
+        status = int(error.status_code)
+        detail = error_detail(error, redact)
+        if status in FATAL_STATUS:
+            return FatalBackendError(fatal_message(status, detail))
+        if is_retryable_status(status):
+            return Transient(f"HTTP {status}: {detail}", parse_retry_after(error.response.headers))
+        return RequestFailedError(f"{what}: HTTP {status}: {detail}", 1)
+    if isinstance(error, sdk.APITimeoutError):
+        return Transient("timed out")
+    if isinstance(error, sdk.APIConnectionError):
+        return Transient(f"connection error: {short(redact(str(error)))}")
+    if isinstance(error, (sdk.APIResponseValidationError, ValueError)):
+        return Transient(f"malformed response: {short(redact(str(error)))}")
+    return error
+
+
+async def run_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    on_retry: Callable[[], None] | None = None,
+) -> tuple[T, int]:
+    """Call `attempt` until it returns, raises something other than `Transient`, or the
+    policy's budget (attempts, total seconds) is spent, which raises `GaveUp`.
+
+    Returns the result and the number of attempts made (also set on a RequestFailedError
+    raised by `attempt`). No attempt starts, and no backoff sleep begins, past the policy's
+    deadline.
+    """
+    attempts = 0
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_seconds),
+        wait=BackoffWait(policy),
+        retry=retry_if_exception_type(Transient),
+        reraise=True,
+    )
+    try:
+        async for state in retrying:
+            with state:
+                attempts += 1
+                if attempts > 1 and on_retry is not None:
+                    on_retry()
+                result = await attempt()
+    except Transient as error:
+        raise GaveUp(error, attempts) from None
+    except RequestFailedError as error:
+        error.attempts = attempts  # a request that cannot succeed still cost these attempts
+        raise
+    return result, attempts

@@ -1,0 +1,85 @@
+"""Provider batch APIs (OpenAI Batch, Anthropic Message Batches) behind one protocol.
+
+The engine builds a client with `make_batch_client(spec, options)`, submits items, stores
+the returned `BatchHandle` (JSON) in its run log, polls until `status.done`, then maps
+`results(handle)`; items whose error is retryable go into a new batch.
+"""
+
+from __future__ import annotations
+
+import os
+
+from turnbench.backends.factory import DEFAULT_KEY_ENV, BackendOptions, resolve_base_url
+from turnbench.batch.base import (
+    TERMINAL_STATES,
+    BatchClient,
+    BatchCounts,
+    BatchHandle,
+    BatchItem,
+    BatchItemError,
+    BatchNotFinishedError,
+    BatchResults,
+    BatchState,
+    BatchStatus,
+    BatchSubmitUncertainError,
+    batch_custom_id,
+)
+from turnbench.errors import UserError
+from turnbench.specs import ModelSpec
+
+BATCH_PROVIDERS = ("openai", "anthropic")
+
+__all__ = [
+    "BATCH_PROVIDERS",
+    "TERMINAL_STATES",
+    "BatchClient",
+    "BatchCounts",
+    "BatchHandle",
+    "BatchItem",
+    "BatchItemError",
+    "BatchNotFinishedError",
+    "BatchResults",
+    "BatchState",
+    "BatchStatus",
+    "BatchSubmitUncertainError",
+    "batch_custom_id",
+    "make_batch_client",
+]
+
+
+def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
+    """A batch client for `spec`, reaching the same endpoint with the same key as the chat
+    backend `make_backend(spec, options)` would."""
+    if spec.provider == "openai":
+        from turnbench.batch.openai_batch import OpenAIBatchClient
+
+        if len(options.base_urls) > 1:
+            raise UserError(f"{spec}: a batch goes to one endpoint; {len(options.base_urls)} given")
+        base_url = resolve_base_url(options.base_url)
+        key_env = options.api_key_env or DEFAULT_KEY_ENV
+        api_key = os.environ.get(key_env) or None
+        if not api_key and base_url is None:
+            raise UserError(f"{spec} needs an API key for the batch API: set {key_env}.")
+        return OpenAIBatchClient(
+            spec.name,
+            api_key=api_key,
+            base_url=base_url,
+            policy=options.policy,
+            token_param=options.token_param,
+            key_env=key_env,
+        )
+    if spec.provider == "anthropic":
+        from turnbench.backends.providers import anthropic_endpoint
+        from turnbench.batch.anthropic_batch import AnthropicBatchClient
+
+        endpoint = anthropic_endpoint(spec, options)
+        return AnthropicBatchClient(
+            spec.name,
+            api_key=endpoint.api_key,
+            base_url=endpoint.base_url,
+            policy=options.policy,
+            key_env=endpoint.key_env,
+        )
+    raise UserError(
+        f"{spec}: batch mode is available for {' and '.join(BATCH_PROVIDERS)} models only"
+    )

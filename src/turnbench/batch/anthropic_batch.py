@@ -1,0 +1,257 @@
+"""Anthropic's Message Batches API: up to 100,000 Messages requests, results within 24 hours
+at half price.
+
+submit: POST /v1/messages/batches with requests [{custom_id, params}], where params is
+exactly the Messages request the `anthropic/...` backend would send (system field, prompt
+caching, max_tokens, temperature). The API has no idempotency key, so a creation is retried
+only when the answer proves it was refused (HTTP 429, 529 overloaded) or the connection
+was never made; a timeout or a 5xx raises BatchSubmitUncertainError instead of risking a
+second paid batch. poll: processing_status (in_progress, canceling, ended) and
+request_counts. results: the JSONL at the batch's results_url, fetched only when that URL
+is on the same origin as the API base URL (the key is sent with it); each line's result is
+succeeded, errored, canceled or expired.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from turnbench.backends.anthropic_native import (
+    ANTHROPIC_BASE_URL,
+    ANTHROPIC_KEY_ENV,
+    build_request,
+    import_sdk,
+    sampling_fields,
+    to_completion,
+)
+from turnbench.backends.factory import display_url
+from turnbench.backends.retry import RetryPolicy
+from turnbench.backends.sdk_calls import GaveUp, Transient, redactor, run_with_retries, short
+from turnbench.batch.base import (
+    BatchCounts,
+    BatchHandle,
+    BatchItem,
+    BatchItemError,
+    BatchNotFinishedError,
+    BatchResults,
+    BatchStatus,
+    BatchSubmitUncertainError,
+    check_handle,
+    check_items,
+    jsonl_objects,
+    missing_errors,
+    param_table,
+)
+from turnbench.batch.calls import SDKCaller
+from turnbench.errors import RequestFailedError
+from turnbench.types import Completion
+
+MAX_ITEMS = 100_000
+STATES = {"in_progress": "in_progress", "canceling": "cancelling", "ended": "ended"}
+# errored results worth resubmitting: the request was fine, the service was not
+TRANSIENT_ERROR_TYPES = frozenset(
+    {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
+)
+REFUSED_STATUS = frozenset({429, 529})  # the creation was certainly not accepted
+
+
+def valid_custom_id(custom_id: str) -> bool:
+    return (
+        0 < len(custom_id) <= 64
+        and custom_id.isascii()
+        and all(c.isalnum() or c in "-_" for c in custom_id)
+    )
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+def _connect_failed(error: BaseException) -> bool:
+    """True when the connection was never established (so nothing was sent)."""
+    seen: BaseException | None = error
+    for _ in range(5):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "ConnectError":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _status(batch: Any) -> BatchStatus:
+    counts = batch.request_counts
+    parts = {
+        "processing": int(counts.processing),
+        "succeeded": int(counts.succeeded),
+        "failed": int(counts.errored),
+        "cancelled": int(counts.canceled),
+        "expired": int(counts.expired),
+    }
+    word = str(batch.processing_status)
+    return BatchStatus(
+        state=STATES.get(word, "in_progress"),  # type: ignore[arg-type]
+        provider_status=word,
+        counts=BatchCounts(total=sum(parts.values()), **parts),
+    )
+
+
+def item_result(line: dict[str, Any], handle: BatchHandle) -> Completion | BatchItemError:
+    custom_id = str(line.get("custom_id"))
+    result = line.get("result") if isinstance(line.get("result"), dict) else {}
+    kind = result.get("type")
+    if kind == "succeeded":
+        try:
+            completion = to_completion(result.get("message") or {})
+        except Transient as problem:
+            return BatchItemError(custom_id=custom_id, kind="errored", message=problem.message)
+        completion.sent_params = handle.params_of(custom_id)
+        return completion
+    if kind == "errored":
+        outer = result.get("error") if isinstance(result.get("error"), dict) else {}
+        inner = outer.get("error") if isinstance(outer.get("error"), dict) else outer
+        error_type = str(inner.get("type") or "error")
+        return BatchItemError(
+            custom_id=custom_id,
+            kind="errored",
+            message=f"{error_type}: {short(str(inner.get('message') or 'no detail'))}",
+            retryable=error_type in TRANSIENT_ERROR_TYPES,
+        )
+    if kind in ("canceled", "expired"):
+        return BatchItemError(
+            custom_id=custom_id,
+            kind="cancelled" if kind == "canceled" else "expired",
+            message=f"not run: {kind}",
+        )
+    return BatchItemError(custom_id=custom_id, kind="errored", message=f"unknown result {kind!r}")
+
+
+class AnthropicBatchClient:
+    provider = "anthropic"
+    max_items = MAX_ITEMS
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str = ANTHROPIC_BASE_URL,
+        policy: RetryPolicy | None = None,
+        key_env: str = ANTHROPIC_KEY_ENV,
+        prompt_cache: bool = True,
+    ) -> None:
+        self._sdk = import_sdk()
+        self.model = model
+        self.prompt_cache = prompt_cache
+        self._policy = policy or RetryPolicy()
+        self._base_url = base_url.rstrip("/")
+        self._client = self._sdk.AsyncAnthropic(
+            api_key=api_key or "no-key",  # explicit: never credentials from elsewhere
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=self._policy.request_timeout,
+        )
+        self.endpoint = display_url(self._base_url) or ""
+        self._call = SDKCaller(
+            self._sdk,
+            self._policy,
+            redact=redactor(api_key),
+            fatal_message=lambda status, detail: (
+                f"Anthropic batch API at {self.endpoint} answered HTTP {status} (check "
+                f"{key_env}, the model name and the base URL). Server said: {detail}"
+            ),
+        )
+
+    def _request(self, item: BatchItem) -> dict[str, Any]:
+        params = build_request(self.model, item.messages, item.params, cache=self.prompt_cache)
+        return {"custom_id": item.custom_id, "params": params}
+
+    async def submit(self, items: list[BatchItem]) -> BatchHandle:
+        check_items(items, limit=self.max_items, valid_id=valid_custom_id)
+        requests = [self._request(item) for item in items]
+
+        async def attempt() -> Any:
+            try:
+                return await self._client.messages.batches.create(requests=requests)
+            except Exception as error:
+                mapped = self._call.mapped(error, "batch creation")
+                refused = getattr(error, "status_code", None) in REFUSED_STATUS
+                if isinstance(mapped, Transient) and not (refused or _connect_failed(error)):
+                    raise BatchSubmitUncertainError(
+                        f"batch creation may or may not have been accepted ({mapped.message}); "
+                        "not retried, to avoid paying twice: check the batches listed in the "
+                        "Anthropic console before resubmitting",
+                        1,
+                    ) from None
+                raise mapped from None
+
+        try:
+            batch, _ = await run_with_retries(attempt, self._policy)
+        except GaveUp as error:
+            raise RequestFailedError(
+                f"batch creation gave up after {error.attempts} attempts: {error.last.message}",
+                error.attempts,
+            ) from None
+        custom_ids, sent = param_table(items, lambda item: sampling_fields(item.params))
+        return BatchHandle(
+            provider="anthropic",
+            model=self.model,
+            endpoint=self.endpoint,
+            batch_id=batch.id,
+            custom_ids=custom_ids,
+            sent_params=sent,
+        )
+
+    async def _retrieve(self, handle: BatchHandle) -> Any:
+        return await self._call(
+            "batch status", lambda: self._client.messages.batches.retrieve(handle.batch_id)
+        )
+
+    async def poll(self, handle: BatchHandle) -> BatchStatus:
+        check_handle(handle, self)
+        return _status(await self._retrieve(handle))
+
+    async def results(self, handle: BatchHandle) -> BatchResults:
+        import httpx2
+
+        check_handle(handle, self)
+        batch = await self._retrieve(handle)
+        status = _status(batch)
+        if not status.done:
+            raise BatchNotFinishedError(f"batch {handle.batch_id} is still {status.state}")
+        url = batch.results_url
+        if not url:
+            raise RequestFailedError(f"batch {handle.batch_id} ended without a results URL", 1)
+        if _origin(url) != _origin(self._base_url):
+            raise RequestFailedError(
+                f"batch {handle.batch_id}: the results URL is on another host than "
+                f"{self.endpoint}; not sending the key there",
+                1,
+            )
+
+        async def download() -> str:
+            response = await self._client.get(
+                url, cast_to=httpx2.Response, options={"headers": {"Accept": "application/binary"}}
+            )
+            return response.text
+
+        found: BatchResults = {}
+        for line in jsonl_objects(await self._call("batch result download", download)):
+            if line.get("custom_id") in handle.custom_ids:
+                found[str(line["custom_id"])] = item_result(line, handle)
+        return missing_errors(
+            handle, found, "missing", "absent from the batch results", retryable=True
+        )
+
+    async def cancel(self, handle: BatchHandle) -> BatchStatus:
+        check_handle(handle, self)
+        batch = await self._call(
+            "batch cancel", lambda: self._client.messages.batches.cancel(handle.batch_id)
+        )
+        return _status(batch)
+
+    async def aclose(self) -> None:
+        await self._client.close()
