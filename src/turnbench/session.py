@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -186,7 +187,18 @@ class Session:
     def _record_config(self, log: RunLog, config: RunConfig) -> None:
         previous = log.configs()
         if previous:
-            last = RunConfig.model_validate(previous[-1].config)
+            try:
+                last = RunConfig.model_validate(previous[-1].config)
+            except ValidationError as error:  # the run's identity is unknown: do not resume
+                fields = ", ".join(
+                    "".join(c for c in ".".join(map(str, e["loc"])) if c.isprintable())[:60]
+                    for e in error.errors()[:5]
+                )
+                raise UserError(
+                    f"{log.path}: the run's config record cannot be read (invalid: {fields}); "
+                    "the settings this run was made with are unknown, so it is not resumed. "
+                    "Repair that record or start a new run in another directory."
+                ) from None
             check_resume(last, config, allow_new_judge=self.request.allow_new_judge)
             if last.model_dump() == config.model_dump():
                 return
