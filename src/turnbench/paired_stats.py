@@ -168,8 +168,16 @@ class _SignFlipTest:
     search.
     """
 
-    def __init__(self, deltas: np.ndarray, weights: np.ndarray, signs: np.ndarray, exact: bool):
-        self.estimate = float(weights @ deltas)
+    def __init__(
+        self,
+        deltas: np.ndarray,
+        weights: np.ndarray,
+        signs: np.ndarray,
+        exact: bool,
+        estimate: float,
+    ) -> None:
+        # `estimate` is weights @ deltas, summed the way the row reports it
+        self.estimate = estimate
         self._a = signs @ (weights * deltas)
         self._c = c = signs @ weights
         self._exact = exact
@@ -212,11 +220,20 @@ class _SignFlipTest:
         return self.estimate - below, self.estimate + above
 
 
+def _aggregate(values: np.ndarray, parts: list[np.ndarray] | None) -> float:
+    """Mean over units, or (with `parts`, the units of each group) mean of group means;
+    the way the benchmark reports it, so 5.0 stays 5.0 (no weighted-sum rounding)."""
+    if parts is None:
+        return float(np.mean(values))
+    return float(np.mean([np.mean(values[part]) for part in parts]))
+
+
 def _row(
     name: str,
     base: np.ndarray,
     new: np.ndarray,
     weights: np.ndarray,
+    parts: list[np.ndarray] | None,
     *,
     level: float,
     resamples: int,
@@ -224,23 +241,23 @@ def _row(
     min_pairs: int,
 ) -> StatRow:
     n = len(base)
-    base_mean, new_mean = float(weights @ base), float(weights @ new)
-    common = {"name": name, "n": n, "base": base_mean, "new": new_mean}
+    deltas = new - base
+    delta = _aggregate(deltas, parts)
+    numbers = {"name": name, "n": n, "base": _aggregate(base, parts)}
+    numbers |= {"new": _aggregate(new, parts), "delta": delta}
     if n < min_pairs:
         return StatRow(
-            **common,
-            delta=new_mean - base_mean,
+            **numbers,  # type: ignore[arg-type]
             ci_low=None,
             ci_high=None,
             p_value=None,
             verdict="insufficient_data",
         )
-    deltas = new - base
     # one generator per row, from the seed and the row's name: a row does not depend on
     # which other groups exist or in which order they come
     rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
     signs, exact = _signs(n, resamples, rng)
-    test = _SignFlipTest(deltas, weights, signs, exact)
+    test = _SignFlipTest(deltas, weights, signs, exact, delta)
     alpha = 1.0 - level
     bounds = test.interval(alpha)
     if bounds is None:  # min_pairs below what the level can decide: no verdict is possible
@@ -256,8 +273,7 @@ def _row(
     elif significant and high < 0:
         verdict = "worse"
     return StatRow(
-        **common,
-        delta=test.estimate,
+        **numbers,  # type: ignore[arg-type]
         ci_low=low,
         ci_high=high,
         p_value=p_value,
@@ -322,14 +338,16 @@ def compare_paired(
     for name in names:
         index = np.array(members[name])
         weights = np.full(len(index), 1.0 / len(index))
-        rows.append(_row(name, base[index], new[index], weights, **settings))
+        rows.append(_row(name, base[index], new[index], weights, None, **settings))
 
+    parts: list[np.ndarray] | None = None
     if aggregation == "mean":
         weights = np.full(len(pairs), 1.0 / len(pairs))
     else:
         sizes = {name: len(found) for name, found in members.items()}
         weights = np.array([1.0 / (len(members) * sizes[group]) for group in groups])
-    overall = _row(OVERALL, base, new, weights, **settings)
+        parts = [np.array(members[name]) for name in names]
+    overall = _row(OVERALL, base, new, weights, parts, **settings)
     return PairedComparison(overall, rows, aggregation, level, resamples, seed, min_pairs)
 
 
