@@ -30,6 +30,10 @@ from turnbench.runlog import LOCK_NAME, LOG_NAME, RunLog, read_records
 from turnbench.testing.fake_server import FakeServer
 from turnbench.types import AnswerRecord, ConfigRecord
 
+# symbolic links, FIFOs, hard links, SIGALRM and RLIMIT_FSIZE: POSIX (the Windows code path
+# of the no-follow checks is forced in the tests below with the `platform` fixture)
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX file system features")
+
 CONFIG = ConfigRecord(turnbench_version="test", config={"benchmark": "mt-bench"})
 # another run's log: a link to it must not get its last line cut or records appended
 VICTIM = b'{"kind":"config"}\n{"kind":"answer","key":"theirs"}\n{"kind":"answer","ke'
@@ -143,8 +147,8 @@ def test_link_swapped_in_between_the_checks_is_refused_without_lstat_flags(tmp_p
 @pytest.mark.parametrize(
     ("make", "expected"),
     [
-        (os.mkdir, "is a directory"),
-        (os.mkfifo, "is a named pipe"),
+        (lambda path: os.mkdir(path), "is a directory"),
+        (lambda path: os.mkfifo(path), "is a named pipe"),
     ],
     ids=["directory", "fifo"],
 )
