@@ -81,31 +81,39 @@ def migrate(raw: dict[str, Any], schema_version: int) -> dict[str, Any]:
     if schema_version >= 2 or "judges" in raw:
         return raw
     value = dict(raw)
-    value["judges"] = [
-        {
+    if "judge" in value:
+        judge = {
             "spec": value.pop("judge"),
-            "sampling": value.pop("judge_sampling"),
+            "sampling": value.pop("judge_sampling", None),
             "parser": value.pop("parser", "strict"),
             "max_reasks": value.pop("max_reasks", 2),
         }
-    ]
+        value["judges"] = [{k: v for k, v in judge.items() if v is not None}]
     return value
 
 
-def load_config(raw: dict[str, Any], schema_version: int) -> RunConfig:
-    """The configuration a log records; a log too new or unreadable is refused clearly."""
+def load_config(raw: dict[str, Any], schema_version: int, source: str = "") -> RunConfig:
+    """The configuration a log records; a log too new or unreadable is refused clearly
+    (`source` names the log in the message)."""
     if schema_version > LOG_SCHEMA_VERSION:
         raise UserError(
-            f"this run directory was written by a newer turnbench (log schema version "
+            f"{source or 'this run directory'}: written by a newer turnbench (log schema version "
             f"{schema_version}; this one reads up to {LOG_SCHEMA_VERSION}); upgrade turnbench"
         )
     try:
         return RunConfig.model_validate(migrate(raw, schema_version))
-    except (ValidationError, KeyError) as error:
-        raise UserError(
-            f"the run's configuration record (log schema version {schema_version}) cannot be "
-            f"read ({type(error).__name__}); use a new --out directory"
-        ) from None
+    except ValidationError as error:  # the run's identity is unknown: do not resume
+        fields = ", ".join(
+            "".join(c for c in ".".join(map(str, e["loc"])) if c.isprintable())[:60]
+            for e in error.errors()[:5]
+        )
+        problem = f"invalid: {fields}"
+    where = f"{source}: " if source else ""
+    raise UserError(
+        f"{where}the run's config record cannot be read ({problem}; log schema version "
+        f"{schema_version}); the settings this run was made with are unknown, so it is not "
+        "resumed. Repair that record or start a new run in another directory."
+    )
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -3,18 +3,28 @@
 Each finished answer or judgment is appended as one line, written with a single O_APPEND
 write, the moment it completes. A process killed mid-write can leave at most a torn last
 line; it is detected on the next open, reported, and cut off before anything new is
-appended. Only one process may hold a run directory at a time (an advisory flock).
+appended. Only one process may hold a run directory at a time: an advisory lock on `.lock`
+(flock on Linux and macOS, a locked byte range through msvcrt on Windows).
+
+Both files are opened without following a symbolic link and must be regular files with a
+single name: a link planted in a run directory must not make a resume truncate, overwrite or
+append to the file it points to. The first line of a log is the run's config record (its
+identity, which the drift guard checks on resume); when it cannot be read the log is refused
+instead of being resumed under unknown settings.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import errno
 import json
 import math
 import os
+import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -50,14 +60,200 @@ def parse_record(line: str) -> LogRecord:
     return model.model_validate(value)
 
 
-def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord], int | None]:
-    """All readable records, and the byte offset of a torn last line (None if intact)."""
-    if not path.exists():
-        return [], None
-    data = path.read_bytes()
+# -- opening files safely -------------------------------------------------------------------
+# Module attributes so tests can take the code paths of systems without these flags (Windows).
+_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)  # a planted FIFO must not hang open()
+_O_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_LINK_ERRNOS = {errno.ELOOP, errno.EMLINK}  # EMLINK: FreeBSD's answer to O_NOFOLLOW on a link
+
+
+def _what_it_is(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _link_error(path: Path) -> UserError:
+    return UserError(
+        f"{path} is a symbolic link; turnbench does not follow links inside a run directory "
+        "(a resume would write to the file it points to). Remove the link or use another "
+        "run directory."
+    )
+
+
+def _os_error(path: Path, action: str, error: OSError) -> UserError:
+    reason = error.strerror or str(error)
+    if error.errno == errno.ENOSPC:
+        reason += " (the disk is full)"
+    return UserError(f"cannot {action} {path}: {reason}")
+
+
+def _open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | None:
+    """Open `path` without following a symbolic link; refuse anything but a regular file.
+
+    With O_NOFOLLOW (Linux, macOS, BSD) the kernel refuses a link as the last component.
+    Without it (Windows) the path is checked with lstat before opening and the opened file
+    compared with lstat after: a link in place, or swapped in meanwhile, is refused before a
+    byte is written. A file with several hard links is refused as well: writing to it would
+    change the other names too. Returns None for a missing file when `missing_ok`.
+    """
+    if not _O_NOFOLLOW:
+        try:
+            before = os.lstat(path)
+        except FileNotFoundError:
+            before = None
+        except OSError as error:
+            raise _os_error(path, "open", error) from None
+        if before is not None and stat.S_ISLNK(before.st_mode):
+            raise _link_error(path)
+    try:
+        fd = os.open(path, flags | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY, 0o644)
+    except FileNotFoundError as error:
+        if missing_ok:
+            return None
+        raise _os_error(path, "open", error) from None
+    except OSError as error:
+        if error.errno in _LINK_ERRNOS or os.path.islink(path):
+            raise _link_error(path) from None
+        if error.errno == errno.EISDIR:
+            raise UserError(f"{path} is a directory; turnbench expected a file there") from None
+        raise _os_error(path, "open", error) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UserError(
+                f"{path} is {_what_it_is(info.st_mode)}; turnbench expected a regular file there"
+            )
+        if info.st_nlink > 1:
+            raise UserError(
+                f"{path} has {info.st_nlink} hard links; turnbench writes only to a file with a "
+                "single name (copy it to break the link)"
+            )
+        if not _O_NOFOLLOW:
+            after = os.lstat(path)
+            if stat.S_ISLNK(after.st_mode) or not os.path.samestat(after, info):
+                raise _link_error(path)
+        if _O_NONBLOCK:
+            os.set_blocking(fd, True)
+    except OSError as error:
+        os.close(fd)
+        raise _os_error(path, "open", error) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_all(fd: int, path: Path) -> bytes:
+    chunks: list[bytes] = []
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as error:
+        raise _os_error(path, "read", error) from None
+    return b"".join(chunks)
+
+
+# -- the run's lock ----------------------------------------------------------------------------
+class _FileLock(Protocol):
+    """A non-blocking exclusive lock on an open file, released on close or process exit."""
+
+    def try_acquire(self, fd: int) -> bool:
+        """True when locked; False when another holder has it. Other failures raise OSError."""
+
+    def release(self, fd: int) -> None: ...
+
+
+class _FlockLock:
+    """POSIX (Linux, macOS): flock on the whole file."""
+
+    def __init__(self) -> None:
+        import fcntl
+
+        self._fcntl = fcntl
+
+    def try_acquire(self, fd: int) -> bool:
+        try:
+            self._fcntl.flock(fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def release(self, fd: int) -> None:
+        self._fcntl.flock(fd, self._fcntl.LOCK_UN)
+
+
+# Windows locks are mandatory: a locked range cannot be read by others. The lock is taken on
+# one byte far past the holder's pid (bytes 0-63) so a refused process can still name it.
+_WINDOWS_LOCK_OFFSET = 1 << 20
+_WINDOWS_BUSY_ERRNOS = {errno.EACCES, errno.EAGAIN, getattr(errno, "EDEADLOCK", errno.EDEADLK)}
+
+
+class _MsvcrtLock:
+    """Windows: msvcrt.locking on one byte of the lock file, never blocking."""
+
+    def __init__(self) -> None:
+        import msvcrt
+
+        self._msvcrt = msvcrt
+
+    def try_acquire(self, fd: int) -> bool:
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        try:
+            self._msvcrt.locking(fd, self._msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError as error:
+            if error.errno in _WINDOWS_BUSY_ERRNOS:
+                return False
+            raise
+        return True
+
+    def release(self, fd: int) -> None:
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        self._msvcrt.locking(fd, self._msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+def _platform_lock(os_name: str = os.name) -> _FileLock:
+    """The lock of this system, chosen when a run directory is opened (not at import: the
+    module imports everywhere)."""
+    return _MsvcrtLock() if os_name == "nt" else _FlockLock()
+
+
+# -- reading -----------------------------------------------------------------------------------
+# A line that says it is a config record (an unescaped `"kind": "config"`), however damaged.
+_CLAIMS_CONFIG = re.compile(rb'(?<!\\)"kind"\s*:\s*"config"')
+_BOM = b"\xef\xbb\xbf"
+
+
+def _claims_config(raw: bytes) -> bool:
+    return bool(_CLAIMS_CONFIG.search(raw))
+
+
+def _identity_error(path: Path, number: int, raw: bytes) -> UserError:
+    why = (
+        "it starts with a UTF-8 byte order mark (was the file saved by an editor?)"
+        if number == 1 and raw.startswith(_BOM)
+        else "the line is not a valid config record"
+    )
+    return UserError(
+        f"{path}:{number}: the run's config record cannot be read: {why}. The settings the "
+        "records of this run were made with are unknown, so it is not resumed or reported. "
+        "Repair that line or start a new run in another directory."
+    )
+
+
+def _parse(data: bytes, path: Path, warn: Warn | None) -> tuple[list[LogRecord], int | None]:
     records: list[LogRecord] = []
     torn_at: int | None = None
     offset = 0
+    seen_line = seen_config = False
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         is_last = number == len(lines)
@@ -65,19 +261,48 @@ def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord],
         offset += len(raw) + 1
         if not raw.strip():
             continue
+        first, seen_line = not seen_line, True
         try:
-            records.append(parse_record(raw.decode("utf-8")))
+            record = parse_record(raw.decode("utf-8"))
         except (ValueError, ValidationError, UnicodeDecodeError):
-            if is_last:  # no newline after it: the writer died mid-line
+            if is_last:  # no newline after it: the writer died mid-line; nothing follows it
                 torn_at = start
                 if warn:
                     warn(
                         f"{path}: the last line is incomplete (the previous run was killed "
                         f"while writing); ignoring it ({len(raw)} bytes)."
                     )
+            elif first or _claims_config(raw):
+                raise _identity_error(path, number, raw) from None
             elif warn:
                 warn(f"{path}:{number}: unreadable record skipped; its work will be redone.")
+            continue
+        if isinstance(record, ConfigRecord):
+            seen_config = True
+        elif not seen_config:
+            raise UserError(
+                f"{path}:{number}: this {record.kind} record comes before any config record; the "
+                "settings it was made with are unknown, so this run is not resumed or reported."
+            )
+        records.append(record)
     return records, torn_at
+
+
+def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord], int | None]:
+    """All readable records, and the byte offset of a torn last line (None if intact).
+
+    A missing log has no records. A link, a non-regular file or an unreadable config record
+    raises UserError; an unreadable record that is not the run's config is skipped with a
+    warning (its work is redone); a torn last line is reported through its offset.
+    """
+    fd = _open_regular(path, os.O_RDONLY, missing_ok=True)
+    if fd is None:
+        return [], None
+    try:
+        data = _read_all(fd, path)
+    finally:
+        os.close(fd)
+    return _parse(data, path, warn)
 
 
 class RunLog:
@@ -88,7 +313,9 @@ class RunLog:
         self.path = directory / LOG_NAME
         self._warn = warn
         self._lock_fd: int | None = None
+        self._lock: _FileLock | None = None
         self._fd: int | None = None
+        self._write_failed: str | None = None
         self.records: list[LogRecord] = []
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -102,28 +329,39 @@ class RunLog:
         if not self.directory.is_dir():
             raise UserError(f"{self.directory} exists and is not a directory")
         self._acquire_lock()
-        self.records, torn_at = read_records(self.path, self._warn)
-        if torn_at is not None:
-            with self.path.open("r+b") as handle:
-                handle.truncate(torn_at)
-        elif self.path.exists() and self.path.stat().st_size > 0:
-            with self.path.open("rb") as handle:
-                handle.seek(-1, os.SEEK_END)
-                ends_cleanly = handle.read(1) == b"\n"
-            if not ends_cleanly:  # a whole record whose newline was never written
-                with self.path.open("ab") as handle:
-                    handle.write(b"\n")
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._open_log()
+        except BaseException:
+            self.close()
+            raise
         return self
+
+    def _open_log(self) -> None:
+        """Open the log once (read and append through the same descriptor, so the file read
+        is the file written), load it and repair its end."""
+        self._fd = _open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        assert self._fd is not None
+        data = _read_all(self._fd, self.path)
+        self.records, torn_at = _parse(data, self.path, self._warn)
+        try:
+            if torn_at is not None:  # cut off before anything new is appended
+                os.ftruncate(self._fd, torn_at)
+            elif data and not data.endswith(b"\n"):  # a whole record whose newline was lost
+                os.write(self._fd, b"\n")
+        except OSError as error:
+            raise _os_error(self.path, "repair the end of", error) from None
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            if self._lock is not None:
+                with contextlib.suppress(OSError):
+                    self._lock.release(self._lock_fd)
             os.close(self._lock_fd)
             self._lock_fd = None
+            self._lock = None
 
     def __enter__(self) -> RunLog:
         return self.open()
@@ -133,30 +371,75 @@ class RunLog:
 
     def _acquire_lock(self) -> None:
         lock_path = self.directory / LOCK_NAME
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_regular(lock_path, os.O_RDWR | os.O_CREAT)
+        assert fd is not None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "another process"
+            lock = _platform_lock()
+            if not lock.try_acquire(fd):
+                os.lseek(fd, 0, os.SEEK_SET)
+                holder = os.read(fd, 64).strip()  # file content: only digits are shown
+                shown = holder.decode("ascii") if holder.isdigit() else "unknown"
+                raise RunLockedError(
+                    f"{self.directory} is in use by another turnbench process (pid {shown}); "
+                    "wait for it to finish or use another --out directory."
+                )
+        except OSError as error:
             os.close(fd)
-            raise RunLockedError(
-                f"{self.directory} is in use by another turnbench process (pid {holder}); "
-                "wait for it to finish or use another --out directory."
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._lock_fd = fd
+            raise _os_error(lock_path, "lock", error) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, str(os.getpid()).encode())
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                lock.release(fd)
+            os.close(fd)
+            raise _os_error(lock_path, "write", error) from None
+        self._lock_fd, self._lock = fd, lock
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, record: LogRecord) -> None:
+        """Append one record as one line. If the write fails (disk full, quota, I/O error) the
+        part already written is cut off again, the failure is raised as UserError, and every
+        later append is refused: the log keeps only whole lines, so nothing logged is lost and
+        the next record can never be glued onto half a line."""
         if self._fd is None:
             raise RuntimeError("run log is not open")
+        if self._write_failed is not None:
+            raise UserError(self._write_failed)
         line = (record.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
         view = memoryview(line)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        start = os.fstat(self._fd).st_size  # we are the only writer (we hold the lock)
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as error:
+            self._write_failed = self._after_failed_write(start, error)
+            raise UserError(self._write_failed) from None
+        except BaseException:
+            self._write_failed = f"an earlier write to {self.path} was interrupted"
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, start)
+            raise
         self.records.append(record)
+
+    def _after_failed_write(self, start: int, error: OSError) -> str:
+        message = _os_error(self.path, "append to", error).message
+        try:
+            os.ftruncate(self._fd, start)  # type: ignore[arg-type]
+        except OSError:
+            return (
+                f"{message}. The records logged before are kept; the incomplete last line "
+                "is cut off when you re-run the same command to resume."
+            )
+        return (
+            f"{message}. The records logged before are kept; fix the cause and re-run the "
+            "same command to resume."
+        )
 
     def sync(self) -> None:
         if self._fd is not None:

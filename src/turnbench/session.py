@@ -370,7 +370,7 @@ class Session:
         previous = log.configs()
         if previous:
             last = previous[-1]
-            old = load_config(last.config, last.schema_version)
+            old = load_config(last.config, last.schema_version, str(log.path))
             check_resume(old, config, allow_new_judge=self.options.allow_new_judge)
         log.append(
             ConfigRecord(

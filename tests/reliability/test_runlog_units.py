@@ -9,7 +9,9 @@ import pytest
 
 from turnbench.errors import RunLockedError
 from turnbench.runlog import LOG_NAME, RunLog
-from turnbench.types import AnswerRecord, FailureRecord
+from turnbench.types import AnswerRecord, ConfigRecord, FailureRecord
+
+CONFIG = ConfigRecord(turnbench_version="test", config={"benchmark": "mt-bench"})
 
 
 def _answer(key: str) -> AnswerRecord:
@@ -17,10 +19,22 @@ def _answer(key: str) -> AnswerRecord:
 
 
 def _write(directory: Path, *keys: str) -> bytes:
+    """A log as a run writes it: its config record, then one answer per key."""
     with RunLog(directory) as log:
+        log.append(CONFIG)
         for key in keys:
             log.append(_answer(key))
     return (directory / LOG_NAME).read_bytes()
+
+
+def _keys(records: list) -> list[str]:
+    return [r.key for r in records if not isinstance(r, ConfigRecord)]
+
+
+def _logged_keys(directory: Path) -> list[str]:
+    lines = (directory / LOG_NAME).read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "config"
+    return [json.loads(line)["key"] for line in lines[1:]]
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.5, 0.99])
@@ -30,12 +44,11 @@ def test_torn_last_line_is_reported_ignored_and_cut_off(tmp_path, fraction):
     (tmp_path / LOG_NAME).write_bytes(whole + torn[: int(len(torn) * fraction)])
     warnings: list[str] = []
     with RunLog(tmp_path, warn=warnings.append) as log:
-        assert [r.key for r in log.records] == ["a", "b"]
+        assert _keys(log.records) == ["a", "b"]
         assert len(warnings) == 1 and "last line is incomplete" in warnings[0]
         assert (tmp_path / LOG_NAME).read_bytes() == whole  # cut off before any append
         log.append(_answer("c"))
-    lines = (tmp_path / LOG_NAME).read_text().splitlines()
-    assert [json.loads(line)["key"] for line in lines] == ["a", "b", "c"]
+    assert _logged_keys(tmp_path) == ["a", "b", "c"]
 
 
 def test_whole_last_record_without_newline_is_kept(tmp_path):
@@ -43,30 +56,30 @@ def test_whole_last_record_without_newline_is_kept(tmp_path):
     (tmp_path / LOG_NAME).write_bytes(whole[:-1])  # killed between the record and its newline
     warnings: list[str] = []
     with RunLog(tmp_path, warn=warnings.append) as log:
-        assert [r.key for r in log.records] == ["a", "b"] and warnings == []
+        assert _keys(log.records) == ["a", "b"] and warnings == []
         log.append(_answer("c"))
-    keys = [json.loads(line)["key"] for line in (tmp_path / LOG_NAME).read_text().splitlines()]
-    assert keys == ["a", "b", "c"]
+    assert _logged_keys(tmp_path) == ["a", "b", "c"]
 
 
 def test_unreadable_middle_line_is_skipped_with_a_warning(tmp_path):
     whole = _write(tmp_path, "a", "b")
     lines = whole.splitlines(keepends=True)
-    (tmp_path / LOG_NAME).write_bytes(lines[0] + b"{garbage\n" + lines[1])
+    (tmp_path / LOG_NAME).write_bytes(lines[0] + lines[1] + b"{garbage\n" + lines[2])
     warnings: list[str] = []
     with RunLog(tmp_path, warn=warnings.append) as log:
-        assert [r.key for r in log.records] == ["a", "b"]
-    assert len(warnings) == 1 and f"{LOG_NAME}:2: unreadable record skipped" in warnings[0]
+        assert _keys(log.records) == ["a", "b"]
+    assert len(warnings) == 1 and f"{LOG_NAME}:3: unreadable record skipped" in warnings[0]
 
 
 def test_every_record_is_one_line_written_whole(tmp_path):
     big = "x" * 300_000  # larger than a pipe buffer; still a single line
     with RunLog(tmp_path) as log:
+        log.append(CONFIG)
         log.append(AnswerRecord(key="big", model="m", sample_id=1, turn=1, text=big))
         log.append(FailureRecord(key="f", stage="answer", error="boom"))
     lines = (tmp_path / LOG_NAME).read_bytes().split(b"\n")
-    assert lines[-1] == b"" and len(lines) == 3
-    assert json.loads(lines[0])["text"] == big
+    assert lines[-1] == b"" and len(lines) == 4
+    assert json.loads(lines[1])["text"] == big
 
 
 def test_a_second_opener_is_refused_while_the_first_holds_the_lock(tmp_path):
