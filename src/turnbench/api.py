@@ -26,7 +26,7 @@ from typing import Any
 from turnbench.benchmarks.base import Benchmark
 from turnbench.dialogue import Estimate
 from turnbench.errors import UserError
-from turnbench.options import EvalOptions, build_options
+from turnbench.options import EvalOptions, JudgeOption, build_options
 from turnbench.rundir import FinishedRun, load_finished_run
 from turnbench.runner import Progress
 from turnbench.session import RunResult, Session
@@ -54,6 +54,17 @@ def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOp
             values[key] = Path(values[key])
     if isinstance(values.get("model_base_url"), str):
         values["model_base_url"] = [values["model_base_url"]]
+    judge_urls = values.pop("judge_base_url", None)
+    judge_key = values.pop("judge_api_key_env", None)
+    if judge_urls is not None or judge_key is not None:
+        judges = values.get("judge")
+        if not isinstance(judges, str):
+            raise UserError(
+                "judge_base_url= and judge_api_key_env= need a single judge=SPEC; for a panel, "
+                "pass judge=[JudgeOption(spec=..., base_urls=(...,)), ...]"
+            )
+        urls = (judge_urls,) if isinstance(judge_urls, str) else tuple(judge_urls or ())
+        values["judge"] = [JudgeOption(spec=judges, base_urls=urls, api_key_env=judge_key)]
     return build_options(benchmark=reference, **values)
 
 
