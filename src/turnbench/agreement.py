@@ -293,6 +293,8 @@ def agreement_table(report: dict[str, Any]):
     """A rich table of an agreement report (rounded for display only)."""
     from rich.table import Table
 
+    from turnbench.terminal import cell
+
     table = Table(title="Judge agreement (S1: ties kept, S2: ties dropped)", title_justify="left")
     table.add_column("judges", overflow="fold")
     table.add_column("turn", justify="right")
@@ -307,5 +309,5 @@ def agreement_table(report: dict[str, Any]):
                 rate = "" if stats["rate"] is None else f" ({stats['rate']:.1%})"
                 kappa = "-" if stats["kappa"] is None else f"{stats['kappa']:.3f}"
                 cells += [f"{stats['agree']}/{stats['total']}{rate}", kappa]
-            table.add_row(pair, turn, *cells)
+            table.add_row(cell(pair), cell(turn), *cells)
     return table

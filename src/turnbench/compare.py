@@ -2,9 +2,9 @@
 
 Both runs must have judged the same samples (questions or dialogues). For every sample
 judged in both, the score difference new - base is paired, so sample difficulty cancels
-out. Intervals come from a seeded paired bootstrap that resamples samples with replacement
-within each category or task (every group keeps its size in every resample), which keeps
-the benchmark's own aggregate well defined (MT-Bench-101's overall is a mean of task means).
+out. Intervals and verdicts come from `turnbench.paired_stats`: a sign-flip test on the
+independent units (the samples), exact at small sizes, that gives `insufficient_data`
+rather than a verdict below a minimum number of paired samples.
 
 How one sample is scored, and how samples make the overall, follows the benchmark's own
 comparison rule (`Benchmark.comparison`): MT-Bench scores a question by the mean over its
@@ -21,12 +21,15 @@ from typing import Any, Literal
 
 from turnbench.config import describe_differences
 from turnbench.errors import UserError
+from turnbench.paired_stats import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    StatRow,
+    compare_paired,
+)
 from turnbench.rundir import Entry, Run, sample_sort_key
 
-Verdict = Literal["better", "worse", "no_change"]
-DEFAULT_RESAMPLES = 2000
-DEFAULT_SEED = 0
-DEFAULT_LEVEL = 0.95
 NO_GROUP = "(none)"
 
 
@@ -126,118 +129,7 @@ def pair_samples(
     return pairs, dict(skipped)
 
 
-def verdict(ci_low: float | None, ci_high: float | None) -> Verdict:
-    if ci_low is not None and ci_low > 0:
-        return "better"
-    if ci_high is not None and ci_high < 0:
-        return "worse"
-    return "no_change"
-
-
-@dataclass
-class Row:
-    name: str
-    n: int
-    base: float
-    new: float
-    ci_low: float | None
-    ci_high: float | None
-
-    @property
-    def delta(self) -> float:
-        return self.new - self.base
-
-    @property
-    def verdict(self) -> Verdict:
-        return verdict(self.ci_low, self.ci_high)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "base": self.base,
-            "new": self.new,
-            "delta": self.delta,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "verdict": self.verdict,
-            "n": self.n,
-        }
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def _aggregate(by_group: dict[str, list[float]], how: str) -> float:
-    if how == "mean_of_groups":
-        return _mean([_mean(values) for values in by_group.values()])
-    return _mean([v for values in by_group.values() for v in values])
-
-
-def paired_bootstrap(
-    pairs: list[Pair],
-    rule: Rule,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
-    order: list[str] | None = None,
-) -> tuple[Row, list[Row]]:
-    """Overall and per-group rows with percentile intervals of the paired difference.
-
-    Each resample draws, within every group, as many samples as the group has (with
-    replacement) and recomputes the group's mean difference; the overall difference of a
-    resample aggregates those group means by the benchmark's rule. An interval needs at
-    least two samples (in the group, or overall); otherwise it is None.
-    """
-    if not pairs:
-        raise UserError("the two runs have no judged sample in common; nothing to compare")
-    import numpy as np
-
-    by_group: dict[str, list[Pair]] = defaultdict(list)
-    for pair in pairs:
-        by_group[pair.group].append(pair)
-    rng = np.random.default_rng(seed)
-    alpha = (1.0 - level) / 2.0
-    group_draws: dict[str, Any] = {}
-    rows: list[Row] = []
-    known = {name: index for index, name in enumerate(order or [])}
-    names = sorted(by_group, key=lambda name: known.get(name, len(known)))  # stable sort
-    for name in names:
-        members = by_group[name]
-        deltas = np.array([p.delta for p in members], dtype=float)
-        draws = rng.integers(0, len(members), size=(resamples, len(members)))
-        group_draws[name] = deltas[draws].mean(axis=1)
-        low = high = None
-        if len(members) >= 2:
-            low, high = (float(x) for x in np.quantile(group_draws[name], [alpha, 1 - alpha]))
-        rows.append(
-            Row(
-                name=name,
-                n=len(members),
-                base=_mean([p.base for p in members]),
-                new=_mean([p.new for p in members]),
-                ci_low=low,
-                ci_high=high,
-            )
-        )
-    stacked = np.stack([group_draws[name] for name in names])
-    if rule.overall == "mean_of_groups":
-        overall_draws = stacked.mean(axis=0)
-    else:
-        sizes = np.array([len(by_group[name]) for name in names], dtype=float)
-        overall_draws = (stacked * sizes[:, None]).sum(axis=0) / sizes.sum()
-    low = high = None
-    if len(pairs) >= 2:
-        low, high = (float(x) for x in np.quantile(overall_draws, [alpha, 1 - alpha]))
-    overall = Row(
-        name="overall",
-        n=len(pairs),
-        base=_aggregate({g: [p.base for p in m] for g, m in by_group.items()}, rule.overall),
-        new=_aggregate({g: [p.new for p in m] for g, m in by_group.items()}, rule.overall),
-        ci_low=low,
-        ci_high=high,
-    )
-    return overall, rows
+Row = StatRow  # one line of a comparison (overall or a group), from turnbench.paired_stats
 
 
 # -- provenance -----------------------------------------------------------------------------
@@ -284,9 +176,7 @@ class Comparison:
     pairs: list[Pair]
     skipped: dict[str, int]
     differences: list[str]
-    resamples: int
-    seed: int
-    level: float
+    settings: dict[str, Any]
 
     @property
     def group_kind(self) -> str:
@@ -319,7 +209,10 @@ class Comparison:
             "base": {"run": str(self.base.run.path), "model": self.base.model},
             "new": {"run": str(self.new.run.path), "model": self.new.model},
             # exactly the documented keys; the number of pairs is "paired"
-            "overall": {k: v for k, v in self.overall.to_json().items() if k != "n"},
+            "overall": {
+                k: v for k, v in self.overall.to_json().items() if k not in ("n", "p_value")
+            },
+            "overall_p_value": self.overall.p_value,
             "rows": [{self.group_kind: row.name, **row.to_json()} for row in self.rows],
             "moved": [
                 {
@@ -334,7 +227,7 @@ class Comparison:
             "paired": len(self.pairs),
             "skipped": self.skipped,
             "differences": self.differences,
-            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "level": self.level},
+            "statistics": self.settings,
         }
 
 
@@ -365,27 +258,18 @@ def compare_entries(
     check_comparable(base, new)
     rule = rule_for(base.run)
     pairs, skipped = pair_samples(sample_scores(base), sample_scores(new), rule)
-    order = [
-        str(key) for name in ("by_category", "by_task") for key in (base.results.get(name) or {})
-    ]
-    overall, rows = paired_bootstrap(
-        pairs, rule, resamples=resamples, seed=seed, level=level, order=order
+    order = [str(key) for key in base.results.get(f"by_{rule.group_kind}") or {}]
+    result = compare_paired(
+        pairs, rule.overall, level=level, resamples=resamples, seed=seed, order=order
     )
     return Comparison(
         benchmark=base.run.benchmark,
         base=base,
         new=new,
-        overall=overall,
-        rows=rows,
+        overall=result.overall,
+        rows=result.groups,
         pairs=pairs,
         skipped=skipped,
         differences=provenance_differences(base.run, new.run),
-        resamples=resamples,
-        seed=seed,
-        level=level,
+        settings=result.settings_json(),
     )
-
-
-def fails_gate(overall: Row, threshold: float) -> bool:
-    """`--fail-if-worse D`: true exactly when the interval's upper end is below -D."""
-    return overall.ci_high is not None and overall.ci_high < -threshold

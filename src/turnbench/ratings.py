@@ -196,14 +196,16 @@ def ratings_table(ratings: dict[str, Any], title: str = "Bradley-Terry ratings (
     """A rich table of a ratings object (rounded for display only)."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    from turnbench.terminal import cell
+
+    table = Table(title=cell(title), title_justify="left")
     for column in ("rank", "model", "rating", f"{ratings['level']:.0%} CI", "battles"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for name, row in ratings["models"].items():
         interval = row["ci95"]
         table.add_row(
             "-" if row["rank"] is None else str(row["rank"]),
-            name,
+            cell(name),
             "-" if row["rating"] is None else f"{row['rating']:.0f}",
             "-" if interval is None else f"[{interval[0]:.0f}, {interval[1]:.0f}]",
             str(row["battles"]),

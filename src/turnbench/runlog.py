@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Protocol
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunLockedError, UserError
 from turnbench.judging.parsers import SCORE_RANGES
 from turnbench.keys import key_matches, legacy_key, record_key, with_legacy_fields
+from turnbench.safetext import fix_tree
 from turnbench.types import (
     AnswerRecord,
     ConfigRecord,
@@ -410,7 +412,7 @@ class RunLog:
             raise RuntimeError("run log is not open")
         if self._write_failed is not None:
             raise UserError(self._write_failed)
-        line = (record.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+        line = serialize(record)
         view = memoryview(line)
         start = os.fstat(self._fd).st_size  # we are the only writer (we hold the lock)
         try:
@@ -452,6 +454,17 @@ class RunLog:
 
     def iter_kind(self, kind: type) -> Iterator:
         return (r for r in self.records if isinstance(r, kind))
+
+
+def serialize(record: LogRecord) -> bytes:
+    """One record as one UTF-8 line. Text is made safe where it enters, but a lone
+    surrogate that slipped through (an API caller's own answers, say) must not crash the
+    writer: it becomes U+FFFD."""
+    try:
+        return (record.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+    except (PydanticSerializationError, UnicodeEncodeError):
+        value = fix_tree(record.model_dump(mode="json", exclude_none=True))
+        return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _finite(*values: float | None) -> bool:

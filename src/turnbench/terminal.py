@@ -1,11 +1,38 @@
-"""Terminal tables built from results objects (scores rounded only here, for display)."""
+"""What turnbench prints: consoles, safe text and tables (scores rounded only here).
+
+Every piece of external text (model and judge names, file names, paths, dataset strings,
+server errors, judge replies) goes through `shown` (inside our own markup) or `cell` (a
+table cell or title): rich markup in it stays literal (no `[link=...]` hyperlinks, no crash
+on `[/]`), control characters are made visible (no ANSI or OSC sequences reach the
+terminal) and emoji codes stay text.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from turnbench.safetext import plain
+
+
+def console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
+    """A console for turnbench's output: no highlighting, no emoji codes."""
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=soft_wrap)
+
+
+def shown(value: Any) -> str:
+    """External text to put inside our own markup: escaped, control characters visible."""
+    return escape(plain(value))
+
+
+def cell(value: Any, style: str = "") -> Text:
+    """External text as a table cell or title: never parsed as markup."""
+    return Text(plain(value), style=style)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -18,16 +45,15 @@ def score_table(
     rows: Sequence[Sequence[Any]],
     totals: Sequence[Any] | None = None,
 ) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=cell(title), title_justify="left")
     for index, header in enumerate(headers):
-        table.add_column(header, justify="left" if index == 0 else "right")
+        table.add_column(cell(header), justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(str(row[0]), *(fmt(v) if not isinstance(v, str) else v for v in row[1:]))
+        table.add_row(cell(row[0]), *(cell(v if isinstance(v, str) else fmt(v)) for v in row[1:]))
     if totals is not None:
         table.add_section()
         table.add_row(
-            f"[bold]{totals[0]}[/bold]",
-            *(f"[bold]{fmt(v) if not isinstance(v, str) else v}[/bold]" for v in totals[1:]),
+            *(cell(v if isinstance(v, str) else fmt(v), style="bold") for v in totals),
         )
     return table
 
@@ -55,14 +81,15 @@ def counts_line(results: dict[str, Any]) -> str:
 
 def generic_table(results: Mapping[str, Any]) -> Table:
     """Any benchmark's results: every {group: score} table it reports, then the overall."""
-    table = Table(title=f"{results.get('benchmark')}: {results.get('model')}", title_justify="left")
+    title = cell(f"{results.get('benchmark')}: {results.get('model')}")
+    table = Table(title=title, title_justify="left")
     table.add_column("group")
     table.add_column("score", justify="right")
     for name, value in results.items():
         if name.startswith("by_") and isinstance(value, dict):
             for group, score in value.items():
                 if score is None or isinstance(score, int | float):
-                    table.add_row(f"{name[3:]}: {group}", fmt(score))
+                    table.add_row(cell(f"{name[3:]}: {group}"), fmt(score))
     table.add_section()
     table.add_row("[bold]overall[/bold]", f"[bold]{fmt(results.get('overall'))}[/bold]")
     return table
@@ -74,14 +101,14 @@ def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
 
     versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
     table = Table(
-        title=f"{results['benchmark']} pairwise{versus}, judge {results['judge']}",
+        title=cell(f"{results['benchmark']} pairwise{versus}, judge {results['judge']}"),
         title_justify="left",
     )
     for column in ("model", "win", "loss", "tie", "inconsistent", "win rate", "adjusted"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for name, row in results["models"].items():
         table.add_row(
-            name,
+            cell(name),
             str(row["win"]),
             str(row["loss"]),
             str(row["tie"]),

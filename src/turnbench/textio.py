@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from turnbench.errors import UserError
+from turnbench.safetext import fix_tree
 
 MAX_REPORTED = 20
 Model = TypeVar("Model", bound=BaseModel)
@@ -96,7 +97,7 @@ def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tupl
         if not line.strip():
             continue
         try:
-            rows.append((number, json.loads(line)))
+            rows.append((number, fix_tree(json.loads(line))))
         except json.JSONDecodeError as error:
             collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
     if not shared:
@@ -111,7 +112,7 @@ def read_json(path: Path) -> Any:
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     try:
-        return json.loads(text)
+        return fix_tree(json.loads(text))
     except json.JSONDecodeError as error:
         raise UserError(
             f"{path}:{error.lineno}: malformed JSON ({error.msg} at column {error.colno})"

@@ -209,9 +209,9 @@ def test_compare_json_and_the_ci_gate(runs, report_env):
     }
     assert result["paired"] == 8
     assert [row["category"] for row in result["rows"]][:2] == ["writing", "roleplay"]
-    # one question per category (--limit 1): no interval, so no verdict, per category
+    # one question per category (--limit 1): too few for a verdict, per category
     assert all(
-        (r["n"], r["delta"], r["ci_low"], r["verdict"]) == (1, -3.0, None, "no_change")
+        (r["n"], r["delta"], r["ci_low"], r["verdict"]) == (1, -3.0, None, "insufficient_data")
         for r in result["rows"]
     )
     # --fail-if-worse D exits 1 exactly when ci_high < -D

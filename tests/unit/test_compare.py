@@ -9,14 +9,13 @@ import pytest
 from turnbench.compare import (
     Row,
     compare_entries,
-    fails_gate,
     pair_samples,
     provenance_differences,
     rule_for,
     sample_scores,
-    verdict,
 )
 from turnbench.errors import UserError
+from turnbench.paired_stats import fails_gate
 from turnbench.rundir import Entry, Run
 from turnbench.types import FailureRecord, JudgmentRecord
 
@@ -88,7 +87,7 @@ def test_constant_shift_is_found_exactly():
     assert (overall.base, overall.new, overall.delta, overall.n) == (5.0, 6.0, 1.0, 10)
     assert (overall.ci_low, overall.ci_high, overall.verdict) == (1.0, 1.0, "better")
     assert [(r.name, r.n, r.delta, r.verdict) for r in result.rows] == [
-        ("writing", 4, 1.0, "better"),
+        ("writing", 4, 1.0, "insufficient_data"),  # fewer than 6 paired questions
         ("math", 6, 1.0, "better"),
     ]
     assert result.to_json()["overall"] == {
@@ -102,15 +101,33 @@ def test_constant_shift_is_found_exactly():
     assert result.to_json()["paired"] == 10
 
 
-def test_two_sample_bootstrap_matches_hand_computed_quantiles():
-    # deltas 0 and 2: resampled means are 0, 1, 2 with probabilities 1/4, 1/2, 1/4, so the
-    # 2.5% and 97.5% quantiles are 0 and 2 and the verdict is "no change" (0 is not > 0)
+def test_two_samples_are_too_few_for_a_verdict_but_keep_their_numbers():
     base = {81: ("writing", [5.0]), 82: ("writing", [5.0])}
     new = {81: ("writing", [5.0]), 82: ("writing", [7.0])}
     result = compare_entries(mt_bench_entry("a", base), mt_bench_entry("b", new), seed=3)
-    assert result.overall.delta == 1.0
-    assert (result.overall.ci_low, result.overall.ci_high) == (0.0, 2.0)
-    assert result.overall.verdict == "no_change"
+    assert (result.overall.base, result.overall.new, result.overall.delta) == (5.0, 6.0, 1.0)
+    assert (result.overall.ci_low, result.overall.ci_high) == (None, None)
+    assert result.overall.verdict == "insufficient_data"
+
+
+def test_sign_flip_p_value_is_hand_computed():
+    # six questions, each +2: of the 2**6 sign patterns only "all +" and "all -" are as
+    # extreme as the observed mean, so p = 2/64, below 0.05: better, with the interval [2, 2]
+    base = {81 + i: ("writing", [5.0]) for i in range(6)}
+    new = {81 + i: ("writing", [7.0]) for i in range(6)}
+    result = compare_entries(mt_bench_entry("a", base), mt_bench_entry("b", new))
+    assert result.overall.p_value == pytest.approx(2 / 64)
+    assert (result.overall.ci_low, result.overall.ci_high, result.overall.verdict) == (
+        2.0,
+        2.0,
+        "better",
+    )
+    # one question fewer: p = 2/32 > 0.05, and 5 is below the minimum anyway
+    fewer = compare_entries(
+        mt_bench_entry("a", dict(list(base.items())[:5])),
+        mt_bench_entry("b", dict(list(new.items())[:5])),
+    )
+    assert fewer.overall.verdict == "insufficient_data"
 
 
 def test_noisy_known_difference_interval_brackets_it_and_is_seeded():
@@ -190,31 +207,31 @@ def test_request_failures_mark_the_sample_failed():
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "expected"),
+    ("verdict", "high", "threshold", "fails"),
     [
-        (0.1, 0.5, "better"),
-        (0.0, 0.5, "no_change"),
-        (-0.5, -0.1, "worse"),
-        (-0.5, 0.0, "no_change"),
-        (None, None, "no_change"),
+        ("worse", -0.6, 0.5, True),
+        ("worse", -0.5, 0.5, False),
+        ("worse", -0.01, 0.0, True),
+        ("no_change", -0.01, 0.0, False),  # only a `worse` verdict can fail the gate
+        ("worse", 0.0, 0.0, False),
+        ("insufficient_data", None, 0, False),
     ],
 )
-def test_verdict_rule(low, high, expected):
-    assert verdict(low, high) == expected
-
-
-@pytest.mark.parametrize(
-    ("high", "threshold", "fails"),
-    [
-        (-0.6, 0.5, True),
-        (-0.5, 0.5, False),
-        (-0.01, 0.0, True),
-        (0.0, 0.0, False),
-        (None, 0, False),
-    ],
-)
-def test_ci_gate_fails_exactly_when_upper_end_is_below_minus_delta(high, threshold, fails):
-    row = Row(name="overall", n=10, base=5.0, new=4.0, ci_low=-2.0, ci_high=high)
+def test_ci_gate_fails_exactly_when_worse_and_upper_end_is_below_minus_delta(
+    verdict, high, threshold, fails
+):
+    low = None if high is None else -2.0
+    row = Row(
+        name="overall",
+        n=10,
+        base=5.0,
+        new=4.0,
+        delta=-1.0,
+        ci_low=low,
+        ci_high=high,
+        p_value=None if high is None else 0.01,
+        verdict=verdict,
+    )
     assert fails_gate(row, threshold) is fails
 
 

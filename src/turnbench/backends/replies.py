@@ -14,11 +14,11 @@ import re
 from typing import Any
 
 from turnbench.backends.retry import TransientError
+from turnbench.safetext import fix_surrogates
 from turnbench.types import Completion, TokenLogprob, TopLogprob, Usage
 
 # no single request is billed this many tokens; a larger count is a broken or hostile server
 MAX_TOKENS_PER_REQUEST = 10_000_000
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -29,9 +29,7 @@ class MalformedReplyError(TransientError):
         super().__init__(message, kind="malformed")
 
 
-def fix_text(text: str) -> str:
-    """Replace lone surrogates (valid JSON escapes, invalid Unicode) with U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
+fix_text = fix_surrogates  # lone surrogates (valid JSON escapes, invalid Unicode) -> U+FFFD
 
 
 class Redactor:

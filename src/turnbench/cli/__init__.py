@@ -28,10 +28,9 @@ def main() -> None:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
     except UserError as error:
-        from rich.console import Console
-        from rich.markup import escape
+        from turnbench.terminal import console, shown
 
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"[bold red]error:[/bold red] {escape(error.message)}"
+        console(stderr=True, soft_wrap=True).print(
+            f"[bold red]error:[/bold red] {shown(error.message)}"
         )
         sys.exit(error.exit_code)

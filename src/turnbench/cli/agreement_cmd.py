@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from turnbench.cli.app import app
 from turnbench.errors import UserError
+from turnbench.terminal import console
 
 
 @app.command("agreement")
@@ -65,4 +65,4 @@ def agreement_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    Console(highlight=False).print(agreement_table(report))
+    console().print(agreement_table(report))

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from turnbench.cli.app import data_app
 from turnbench.data import DataLocator, sha256_file
 from turnbench.errors import UserError
+from turnbench.terminal import cell, console, shown
 
 
 @data_app.command("download")
@@ -27,7 +27,7 @@ def download(
 
     locator = DataLocator()
     names = benchmark or sorted(locator.datasets)
-    console = Console(highlight=False)
+    out = console()
     for name in names:
         if name not in locator.datasets:
             raise UserError(
@@ -41,10 +41,10 @@ def download(
                 "Without internet access, copy the data folder from a machine "
                 "that has it and point --data-dir or $TURNBENCH_DATA_DIR at it."
             ) from None
-        console.print(
+        out.print(
             f"{name}: {len(written)} file(s) downloaded and verified, "
             f"{len(locator.datasets[name]) - len(written)} already present "
-            f"(in {locator.cache_dir})"
+            f"(in {shown(locator.cache_dir)})"
         )
 
 
@@ -71,7 +71,7 @@ def status(
             table.add_row(
                 name,
                 entry.path,
-                f"{found[0]} {found[1].parent}",
+                cell(f"{found[0]} {found[1].parent}"),
                 "[green]ok[/green]" if ok else "[red]MISMATCH[/red]",
             )
-    Console(highlight=False).print(table)
+    console().print(table)

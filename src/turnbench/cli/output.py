@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from turnbench.benchmarks import benchmark_class
 from turnbench.dialogue import Estimate
 from turnbench.errors import UserError
 from turnbench.session import Prepared, RunResult
-from turnbench.terminal import counts_line, generic_table, render_pairwise
+from turnbench.terminal import cell, counts_line, generic_table, render_pairwise, shown
+from turnbench.terminal import console as make_console
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return make_console(stderr=True, soft_wrap=True)
 
 
 def print_warning(message: str) -> None:
     """A run's warnings go to standard output, beside its progress and results."""
-    Console(highlight=False, soft_wrap=True).print(f"[yellow]warning:[/yellow] {escape(message)}")
+    make_console(soft_wrap=True).print(f"[yellow]warning:[/yellow] {shown(message)}")
 
 
 def _render(results: dict) -> object:
@@ -49,47 +49,47 @@ def print_results(console: Console, result: RunResult) -> None:
     if failures:
         console.print(
             f"[red]{len(failures)} request(s) failed after all retries[/red]"
-            f" (first: {escape(failures[0]['error'])})"
+            f" (first: {shown(failures[0]['error'])})"
         )
     invalid = results.get("invalid_records") or []
     if invalid:
         console.print(
             f"[yellow]{len(invalid)} record(s) of the log could not be trusted and were left "
-            f"out[/yellow] (first: {escape(invalid[0]['reason'])}); their work is redone on resume"
+            f"out[/yellow] (first: {shown(invalid[0]['reason'])}); their work is redone on resume"
         )
     state = "complete" if results["complete"] else "[red]incomplete[/red]"
     if result.status == "fatal" and result.message:
-        _stderr().print(f"[bold red]error:[/bold red] {escape(result.message)}")
+        _stderr().print(f"[bold red]error:[/bold red] {shown(result.message)}")
     elif result.message:
-        console.print(f"[red]{escape(result.message)}[/red]")
-    console.print(f"Run {state}: results in {escape(str(result.out / 'results.json'))}")
+        console.print(f"[red]{shown(result.message)}[/red]")
+    console.print(f"Run {state}: results in {shown(result.out / 'results.json')}")
     if not results["complete"]:
         console.print("Re-run the same command to resume; finished work is kept.")
     warning = results.get("judge_warning")
     if warning:
-        console.print(f"\n[yellow]{escape(warning)}[/yellow]")
+        console.print(f"\n[yellow]{shown(warning)}[/yellow]")
 
 
 def print_estimate(console: Console, prepared: Prepared, estimate: Estimate) -> None:
     config = prepared.config
     table = Table(
-        title=f"Dry run: {escape(config.benchmark)} (nothing will be sent)", title_justify="left"
+        title=cell(f"Dry run: {config.benchmark} (nothing will be sent)"), title_justify="left"
     )
     for column in ("stage", "requests", "prompt tokens (est.)", "completion tokens (max)"):
         table.add_column(column, justify="left" if column == "stage" else "right")
     if estimate.answers:
         table.add_row(
-            f"answers ({escape(str(config.model))})",
+            cell(f"answers ({config.model})"),
             str(estimate.answers),
             f"{estimate.answer_prompt_tokens:,}",
             f"{estimate.answer_completion_tokens:,}",
         )
     table.add_row(
-        f"judgments ({escape(config.judge)})",
+        cell(f"judgments ({config.judge})"),
         str(estimate.judgments),
         f"{estimate.judge_prompt_tokens:,}",
         f"{estimate.judge_completion_tokens:,}",
     )
     console.print(table)
     for note in estimate.notes:
-        console.print(escape(note))
+        console.print(shown(note))

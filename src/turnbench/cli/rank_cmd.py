@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from turnbench.cli.app import app
+from turnbench.terminal import console
 
 DEFAULT_RESAMPLES, DEFAULT_SEED = 1000, 0  # turnbench.ratings' defaults (numpy loads lazily)
 
@@ -31,7 +31,7 @@ def rank_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    Console(highlight=False).print(
+    console().print(
         ratings_table(report["ratings"], f"{report['benchmark']} ranking, judge {report['judge']}")
     )
     typer.echo(f"from {report['source']}; {report['ratings']['battles']} battles")

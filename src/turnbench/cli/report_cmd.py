@@ -13,26 +13,29 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from turnbench.cli.app import app
 from turnbench.errors import UserError
+from turnbench.terminal import console, shown
 
 EXIT_WORSE = 1
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (holds results.json and log.jsonl).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
 Resamples = Annotated[
-    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for intervals.")
+    int,
+    typer.Option(
+        "--resamples", min=100, help="Random sign patterns of the paired test (intervals)."
+    ),
 ]
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return console(stderr=True, soft_wrap=True)
 
 
 def _warn(message: str) -> None:
-    _stderr().print(f"[yellow]warning:[/yellow] {escape(message)}")
+    _stderr().print(f"[yellow]warning:[/yellow] {shown(message)}")
 
 
 @app.command()
@@ -66,8 +69,8 @@ def report(
     text = build_report(loaded, options, warn=_warn)
     target = out if out is not None else runs[0] / "report.html"
     write_report(text, target)
-    Console(highlight=False).print(
-        f"Report written to {escape(str(target))} ({len(text.encode('utf-8')) / 1024:.0f} KiB)"
+    console().print(
+        f"Report written to {shown(target)} ({len(text.encode('utf-8')) / 1024:.0f} KiB)"
     )
 
 
@@ -89,7 +92,8 @@ def compare(
         typer.Option(
             "--fail-if-worse",
             min=0.0,
-            help="Exit 1 when the overall interval lies entirely below -DELTA (a CI gate).",
+            help="Exit 1 when the overall verdict is worse and its interval lies entirely "
+            "below -DELTA (a CI gate).",
         ),
     ] = None,
     strict: Annotated[
@@ -103,7 +107,8 @@ def compare(
     resamples: Resamples = 2000,
 ) -> None:
     """Paired comparison of two runs: overall and per category/task deltas with intervals."""
-    from turnbench.compare import compare_entries, fails_gate
+    from turnbench.compare import compare_entries
+    from turnbench.paired_stats import fails_gate
     from turnbench.rundir import load_run, select_entry
 
     base_run = load_run(base, warn=_warn)
@@ -125,7 +130,7 @@ def compare(
     else:
         from turnbench.report.compare_table import print_comparison
 
-        print_comparison(Console(highlight=False), comparison, top)
+        print_comparison(console(), comparison, top)
     if fail_if_worse is not None and fails_gate(comparison.overall, fail_if_worse):
         _stderr().print(
             f"[bold red]worse:[/bold red] the overall score dropped by more than "
@@ -171,7 +176,7 @@ def export(
 
     run = load_run(run_dir, warn=_warn)
     target = out if out is not None else default_output(run_dir, fmt)
-    console = Console(highlight=False, stderr=str(target) == "-")
+    out = console(stderr=str(target) == "-")
     if fmt == "fastchat":
         if str(target) == "-":
             raise UserError("--format fastchat writes a folder; give --out FOLDER")
@@ -182,7 +187,7 @@ def export(
             _warn(f"... and {len(exported.skipped) - 10} more incomplete question(s)")
         written = write_fastchat(exported, target)
         for path in written:
-            console.print(f"wrote {escape(str(path))}")
+            out.print(f"wrote {shown(path)}")
         return
     rows = judgment_rows(run)
     text = render_csv(rows) if fmt == "csv" else render_jsonl(rows)
@@ -190,4 +195,4 @@ def export(
         sys.stdout.write(text)
         return
     write_text(target, text)
-    console.print(f"wrote {len(rows)} row(s) to {escape(str(target))}")
+    out.print(f"wrote {len(rows)} row(s) to {shown(target)}")

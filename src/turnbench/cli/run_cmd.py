@@ -22,6 +22,7 @@ from turnbench.cli.output import print_estimate, print_results, print_warning
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
 from turnbench.session import Session
+from turnbench.terminal import console, shown
 
 EMBEDDED = "local/smollm2"
 DEMO_LIMIT, DEMO_TOKENS, DEMO_REASKS, DEMO_REASK_TOKENS = 1, 256, 1, 32
@@ -35,7 +36,7 @@ def demo_out_dir() -> Path:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    return console()
 
 
 def _all_defaults(ctx: typer.Context) -> bool:
@@ -118,7 +119,7 @@ def run(ctx: typer.Context, params: dict[str, Any]) -> None:
             f"[bold]turnbench demo[/bold]: {EMBEDDED} answers one MT-Bench question per "
             f"category and judges itself (answers and judgments capped at {DEMO_TOKENS} "
             f"tokens, at most {DEMO_REASKS} re-ask of {params['reask_max_tokens']} tokens). "
-            f"Run directory: {params['out']}",
+            f"Run directory: {shown(params['out'])}",
             markup=True,
         )
     missing = [

@@ -9,6 +9,7 @@ say, a "[[10]]" that the judge merely quoted from the answer it was grading.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,21 +38,40 @@ _FASTCHAT_RATING = re.compile(r"\[\[(\d+\.?\d*)\]\]")
 _FASTCHAT_RATING_BACKUP = re.compile(r"\[(\d+\.?\d*)\]")
 # OpenCompass mtbench101 post-processing
 _OPENCOMPASS_RATING = re.compile(r"\[([0-9]+)\]")
-_STRICT_RATING = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
+_STRICT_RATING = re.compile(r"\[\[\s*([0-9]{1,3}(?:\.[0-9]{1,3})?)\s*\]\]")
+_LONGEST_NUMBER = 32  # characters; a longer "rating" is no rating (and no crash)
+
+
+def _literal_number(text: str) -> float | None:
+    """A matched rating as the reference code reads it (`ast.literal_eval`, `int`), or None
+    where the reference would have crashed: "07", non-ASCII digits, a 400-digit number."""
+    if len(text) > _LONGEST_NUMBER or not text.isascii():
+        return None
+    try:
+        value = float(ast.literal_eval(text))
+    except (SyntaxError, ValueError, TypeError, OverflowError, MemoryError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def parse_rating_fastchat(text: str) -> ParseResult:
     match = _FASTCHAT_RATING.search(text) or _FASTCHAT_RATING_BACKUP.search(text)
     if match is None:
         return ParseResult(error="no [[rating]] or [rating] found")
-    return ParseResult(score=float(ast.literal_eval(match.group(1))))
+    value = _literal_number(match.group(1))
+    if value is None:
+        return ParseResult(error=f"rating {match.group(1)[:12]!r} is not a number")
+    return ParseResult(score=value)
 
 
 def parse_rating_opencompass(text: str) -> ParseResult:
     match = _OPENCOMPASS_RATING.search(text)
     if match is None:
         return ParseResult(error="no [digits] found")
-    return ParseResult(score=float(int(match.group(1))))
+    digits = match.group(1)
+    if len(digits) > _LONGEST_NUMBER or not digits.isascii():
+        return ParseResult(error=f"rating {digits[:12]!r} is not a number")
+    return ParseResult(score=float(int(digits)))
 
 
 def parse_rating_strict(text: str) -> ParseResult:

@@ -44,6 +44,7 @@ td.wrap { white-space:normal; min-width:170px; max-width:460px; overflow-wrap:an
 .better { background:#e3f3e4; color:var(--good); }
 .worse { background:#fbe5e5; color:var(--bad); }
 .no_change { background:#eeeeef; color:#555; }
+.insufficient_data { background:#fff4d6; color:#7a5b00; }
 .fail { background:#fdecd6; color:var(--warn); }
 .ok { background:#e3f3e4; color:var(--good); }
 .warnings { border-color:#f1c27d; background:#fffaf1; }

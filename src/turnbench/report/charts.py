@@ -14,14 +14,23 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from turnbench.safetext import plain
+
 Series = list[tuple[str, list[float | None]]]  # (label, one value per category)
 SCORE_MAX = 10.0
 LABEL_LIMIT = 48
-VERDICT_COLORS = {"better": "#2e7d32", "worse": "#c62828", "no_change": "#757575"}
+VERDICT_COLORS = {
+    "better": "#2e7d32",
+    "worse": "#c62828",
+    "no_change": "#757575",
+    "insufficient_data": "#b08800",
+}
 
 
 def label(text: str) -> str:
-    """A series name as matplotlib draws it: shortened, with '$' not starting math mode."""
+    """A name as matplotlib draws it: control characters visible, on one line, shortened,
+    with '$' not starting math mode."""
+    text = plain(text, keep_newlines=False)
     short = text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
     return short.replace("$", r"\$")
 
@@ -225,7 +234,7 @@ def deltas(
     axes.axvline(0, color="#333333", linewidth=0.8)
     axes.set_yticks(positions, [label(r[0]) for r in rows], fontsize=9)
     axes.invert_yaxis()
-    axes.set_xlabel("new - base (95% paired bootstrap interval)")
+    axes.set_xlabel("new - base (95% interval of the paired sign-flip test)")
     axes.grid(axis="x", alpha=0.3)
     axes.set_title(label(title), fontsize=11)
     return _data_uri(figure)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from turnbench.compare import Comparison, Row
+from turnbench.terminal import cell
 
-VERDICT_STYLE = {"better": "green", "worse": "red", "no_change": "dim"}
+VERDICT_STYLE = {
+    "better": "green",
+    "worse": "red",
+    "no_change": "dim",
+    "insufficient_data": "yellow",
+}
 
 
 def _interval(row: Row) -> str:
@@ -25,17 +30,16 @@ def _verdict(row: Row) -> str:
 def print_comparison(console: Console, comparison: Comparison, top: int) -> None:
     kind = comparison.group_kind
     table = Table(
-        title=(
-            f"{escape(comparison.benchmark)}: {escape(comparison.new.label)} vs "
-            f"{escape(comparison.base.label)} (base)"
+        title=cell(
+            f"{comparison.benchmark}: {comparison.new.label} vs {comparison.base.label} (base)"
         ),
         title_justify="left",
     )
     for column in (kind, "n", "base", "new", "delta", "95% CI", "verdict"):
-        table.add_column(column, justify="left" if column in (kind, "verdict") else "right")
+        table.add_column(cell(column), justify="left" if column in (kind, "verdict") else "right")
     for row in comparison.rows:
         table.add_row(
-            escape(row.name),
+            cell(row.name),
             str(row.n),
             f"{row.base:.2f}",
             f"{row.new:.2f}",
@@ -59,18 +63,22 @@ def print_comparison(console: Console, comparison: Comparison, top: int) -> None
     if movers:
         moved = Table(title="Samples that moved most", title_justify="left")
         for column in ("sample", kind, "base", "new", "delta"):
-            moved.add_column(column, justify="left" if column in ("sample", kind) else "right")
+            moved.add_column(
+                cell(column), justify="left" if column in ("sample", kind) else "right"
+            )
         for pair in movers:
             moved.add_row(
-                escape(pair.sample_id),
-                escape(pair.group),
+                cell(pair.sample_id),
+                cell(pair.group),
                 f"{pair.base:.2f}",
                 f"{pair.new:.2f}",
                 f"{pair.delta:+.2f}",
             )
         console.print(moved)
+    settings = comparison.settings
     console.print(
-        f"Paired bootstrap: {comparison.resamples} resamples, seed {comparison.seed}, "
-        f"{len(comparison.pairs)} paired samples; verdict better/worse when the 95% interval "
-        "excludes 0."
+        f"Sign-flip test over the paired samples ({settings['resamples']} patterns, seed "
+        f"{settings['seed']}), {len(comparison.pairs)} paired samples; verdict better/worse "
+        f"when the {settings['level']:.0%} interval excludes 0; insufficient data below "
+        f"{settings['min_pairs']} paired samples."
     )

@@ -453,7 +453,8 @@ def _comparisons(benchmark: str, entries: list[Entry], options: ReportOptions) -
         )
     return (
         f'<p class="small muted">Paired by {esc(benchmark)} sample; the first model is the base. '
-        f"Seeded paired bootstrap ({options.resamples} resamples, seed {options.seed}), "
+        f"Sign-flip test over the paired samples ({options.resamples} patterns, seed "
+        f"{options.seed}), "
         "resampling samples within each group; verdict better when the interval is above 0, "
         "worse when below, else no detectable change.</p>" + "".join(parts)
     )
