@@ -147,6 +147,7 @@ class RunInfo(BaseModel):
     wall_seconds: float  # summed over invocations
     stopped: str | None = None
     judge_warning: str | None = None
+    warnings: list[str] = []  # e.g. the judge answered from the model's own endpoint
 
 
 class SingleRunResults(ModelResults, RunInfo):
@@ -253,6 +254,34 @@ def _usage(records: Sequence[AnswerRecord | JudgmentRecord]) -> dict[str, int]:
         "completion_tokens": total.completion_tokens,
         "requests_logged": len(records),
     }
+
+
+def self_judging(config: RunConfig, provenance: Mapping[str, Any]) -> str | None:
+    """A warning when the judge may have been the model under test: both roles reached one
+    endpoint and the replies of both named the same model (a server that ignores the
+    `model` field grades its own answers while results name another judge)."""
+    from turnbench.backends.urls import same_endpoint
+
+    model_urls = str(config.endpoints.get("model") or "").split(", ")
+    judge_field = config.endpoints.get("judge")
+    judge_urls = [
+        url
+        for item in (judge_field if isinstance(judge_field, list) else [judge_field])
+        for url in str(item or "").split(", ")
+    ]
+    shared = [m for m in model_urls if m and any(same_endpoint(m, j) for j in judge_urls if j)]
+    names = set(provenance.get("model_reported") or []) & set(
+        provenance.get("judge_reported") or []
+    )
+    if not shared or not names:
+        return None
+    return (
+        f"the judge ({config.judge}) and the model under test ({config.model}) reached the "
+        f"same endpoint ({shared[0]}) and its replies named the same model "
+        f"({', '.join(sorted(map(str, names)))}): the model may have judged its own answers. "
+        "Check --judge-base-url and $OPENAI_BASE_URL (which moves every role without its own "
+        "base URL)."
+    )
 
 
 def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any]:
@@ -528,6 +557,8 @@ def build_results(
     judge_ids = {judge.id for judge in config.judges}
     answers = [r for r in records if isinstance(r, AnswerRecord) and r.origin == "generated"]
     judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge in judge_ids]
+    origin = provenance(config, records)
+    warning = self_judging(config, origin)
     common: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": config.benchmark,
@@ -539,7 +570,8 @@ def build_results(
             for f in outstanding.values()
         ],
         "invalid_records": view.invalid,
-        "provenance": provenance(config, records),
+        "provenance": origin,
+        "warnings": [warning] if warning else [],
         "started_at": iso(when.started_at),
         "finished_at": iso(when.finished_at),
         "wall_seconds": when.wall_seconds,

@@ -110,6 +110,7 @@ class Session:
         progress: Progress | None = None,
         progress_factory: Callable[[dict[str, Backend]], Progress] | None = None,
         handle_signals: bool = False,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
         self.options = options
         self.mode = mode
@@ -118,6 +119,7 @@ class Session:
         self._progress = progress
         self._progress_factory = progress_factory
         self._handle_signals = handle_signals
+        self._announce = announce
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -240,6 +242,19 @@ class Session:
             model = display_endpoint(parse_spec(options.model), self._model_backend_options())
         return {"model": model, "judge": judges[0] if len(judges) == 1 else judges}
 
+    def header(self, prepared: Prepared) -> str:
+        """Who is asked where: each role's spec and endpoint (redacted)."""
+        config = prepared.config
+        endpoints = config.endpoints
+        lines = []
+        if config.model is not None:
+            lines.append(f"model {config.model} at {endpoints.get('model') or 'in process'}")
+        judges = endpoints.get("judge")
+        judge_urls = judges if isinstance(judges, list) else [judges]
+        for judge, url in zip(prepared.judges, judge_urls, strict=False):
+            lines.append(f"judge {judge.spec} at {url or 'in process'}")
+        return "; ".join(lines)
+
     def estimate(self) -> tuple[Prepared, Estimate]:
         prepared = self.prepare()
         return prepared, prepared.work.estimate()
@@ -291,6 +306,8 @@ class Session:
         out = self.options.out
         if out is None:
             raise UserError("--out is required")
+        if self._announce is not None:
+            self._announce(self.header(prepared))
         model_backend, judges = self.build_backends(prepared)
         backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
         started = time.time()

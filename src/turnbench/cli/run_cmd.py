@@ -82,6 +82,7 @@ def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:
         if not params.get("no_progress") and sys.stderr.isatty()
         else None,
         handle_signals=True,
+        announce=lambda header: console.print(shown(header)),
     )
     if params.get("dry_run"):
         prepared, estimate = session.estimate()

@@ -188,6 +188,7 @@ class FakeServer:
         self.rate_limit_retry_after = rate_limit_retry_after
         self.ratelimit_headers = ratelimit_headers
         self.fixed_reply = fixed_reply
+        self.reported_model: str | None = None  # set: every reply names this model
         self._fixed_payload: bytes | None = None
         self._random = random.Random(seed)
         self.requests: list[dict[str, Any]] = []
@@ -495,7 +496,7 @@ class FakeServer:
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": request.get("model", "fake"),
+            "model": self.reported_model or request.get("model", "fake"),
             "system_fingerprint": "fp_fake",
             "choices": []
             if reply.action == "empty-choices"
