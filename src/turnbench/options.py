@@ -69,6 +69,7 @@ class EvalOptions:
     judge_temperature: float = Field(default=0.0, ge=0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    judge_scoring: Literal["parsed", "weighted"] = "parsed"
     # execution
     concurrency: Concurrency = 8
     judge_concurrency: Concurrency | None = None

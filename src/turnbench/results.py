@@ -120,6 +120,7 @@ class Provenance(BaseModel):
     endpoints: dict[str, Any]
     answer_sampling: dict[str, Any] | None
     judge_sampling: dict[str, Any]
+    judge_scoring: str = "parsed"
     answer_params_sent: list[Any]
     judge_params_sent: list[Any]
     model_reported: list[Any]
@@ -307,6 +308,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any
         "endpoints": config.endpoints,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump(),
+        "judge_scoring": first.scoring,
         "answer_params_sent": _distinct([r.params for r in answers]),
         "judge_params_sent": _distinct([r.params for r in judgments]),
         "model_reported": _distinct([r.reported_model for r in answers]),
@@ -353,7 +355,14 @@ def _judged(
     if record.status == "scored":
         checklist = tuple(record.checklist) if record.checklist is not None else None
         return JudgedTurn(
-            sample, turn, "scored", record.score, checklist, record.reasks, criterion=criterion
+            sample,
+            turn,
+            "scored",
+            record.score,
+            checklist,
+            record.reasks,
+            criterion=criterion,
+            scoring=record.scoring,
         )
     return JudgedTurn(
         sample, turn, "failed", reasks=record.reasks, reason=record.parse_error, criterion=criterion
@@ -395,6 +404,10 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         "answers": len(answers),
         **extra_counts,
     }
+    if config.judges[0].scoring == "weighted":
+        results["counts"]["weighted_fallbacks"] = sum(
+            item.scoring == "parsed-fallback" for item in items
+        )
     results["parse_failures"] = failures
     return results
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from turnbench.benchmarks.base import JudgeTask, Sample
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
+    from turnbench.judging.reask import JudgeOutcome
 
 
 class Progress:
@@ -71,9 +72,12 @@ class RunContext:
         model_backend: Backend | None,
         budget: Budget | None = None,
         progress: Progress | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
+        self.warn = warn or (lambda _message: None)
+        self._fallback_said = False
         self.budget = budget or Budget()
         self.progress = progress or Progress()
         self.done = completed_index(log.records)
@@ -280,6 +284,7 @@ class RunContext:
         if pair is not None:  # also in `meta`, where schema-1 records kept them
             shown_b = pair[1] if pair[0] == model else pair[0]
             meta = {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
+        scoring = self._scoring(judge, reply, outcome)
         record = JudgmentRecord(
             key=key,
             judge=judge.id,
@@ -298,7 +303,12 @@ class RunContext:
             followup=reply.followup.label if reply.followup and len(outcome.outputs) > 1 else None,
             parser=reply.parser,
             status="scored" if result.ok else "parse_failed",
-            score=result.score,
+            score=outcome.weighted.value if outcome.weighted else result.score,
+            scoring=scoring,
+            parsed_score=result.score if outcome.weighted else None,
+            rating_probabilities={str(k): p for k, p in outcome.weighted.probabilities.items()}
+            if outcome.weighted
+            else None,
             verdict=result.verdict,
             checklist=list(result.checklist) if result.checklist is not None else None,
             parse_error=result.error,
@@ -312,6 +322,21 @@ class RunContext:
         self._commit(record)
         self.progress.advance("judgments", "ok" if result.ok else "unparseable")
         return record
+
+    def _scoring(self, judge: Judge, reply: ReplyFormat, outcome: JudgeOutcome) -> str | None:
+        """How the score was made under --judge-scoring weighted (None otherwise); the first
+        fall-back to the parsed rating (no logprobs from the server) is said once."""
+        if judge.settings.scoring != "weighted" or not reply.weighted or not outcome.result.ok:
+            return None
+        if outcome.weighted is not None:
+            return "weighted"
+        if not self._fallback_said:
+            self._fallback_said = True
+            self.warn(
+                f"{judge.id} returned no usable logprobs: its ratings fall back to the parsed "
+                "ones (counted in results as weighted_fallbacks)"
+            )
+        return "parsed-fallback"
 
     def _commit(self, record: AnswerRecord | JudgmentRecord) -> None:
         self.log.append(record)

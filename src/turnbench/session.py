@@ -147,6 +147,7 @@ class Session:
                     sampling=sampling,
                     parser=options.parser,
                     max_reasks=options.max_reasks_or_default(),
+                    scoring=options.judge_scoring,
                 )
             )
         specs = [s.spec for s in settings]
@@ -332,6 +333,7 @@ class Session:
                         max_tokens=self.options.max_tokens_total,
                     ),
                     progress=progress,
+                    warn=self.warn,
                 )
                 jobs = prepared.work.jobs(ctx, judges)
                 progress.start(

@@ -198,6 +198,11 @@ class JudgmentRecord(BaseModel):
     verdict: str | None = None  # pairwise judgments: "A", "B" or "tie"
     checklist: list[str] | None = None
     parse_error: str | None = None
+    # --judge-scoring weighted: "weighted" (score = expected rating, parsed_score = the
+    # rating written) or "parsed-fallback" (the server returned no usable logprobs)
+    scoring: str | None = None
+    parsed_score: float | None = None
+    rating_probabilities: dict[str, float] | None = None
     usage: Usage = Field(default_factory=Usage)
     reported_model: str | None = None
     system_fingerprint: str | None = None

@@ -332,3 +332,4 @@ class JudgedTurn:
     reasks: int = 0
     reason: str | None = None  # why it failed
     criterion: str | None = None
+    scoring: str | None = None  # with --judge-scoring weighted: "weighted" or "parsed-fallback"

@@ -96,6 +96,10 @@ FLAGS: tuple[Flag, ...] = (
          "judge requests, e.g. '{\"seed\": 1}'.")),
     Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
          "max_completion_tokens and no temperature for OpenAI reasoning models.")),
+    Flag("judge_scoring", Literal["parsed", "weighted"], "parsed", _opt("--judge-scoring",
+         help="parsed: the rating the judge wrote; weighted: the expected rating from the "
+         "reply's log probabilities (continuous, fewer ties; falls back to parsed, counted, "
+         "where the server returns none).")),
     Flag("context", Literal["golden", "self"] | None, None, _opt("--context", help="MT-Bench-101: "
          "history the model sees (default golden).")),
     Flag("reference_mode", Literal["compat", "golden-answer"] | None, None, _opt(

@@ -53,6 +53,7 @@ class ReplyFormat:
     parse: Callable[[str], ParseResult]
     followup: Followup | None  # None: an unreadable reply is final (no re-ask)
     constraint: ReplyConstraint | None = None  # for backends that can constrain decoding
+    weighted: bool = False  # a 1-10 rating that --judge-scoring weighted can weigh
 
 
 def rating_constraint() -> ReplyConstraint:
@@ -73,4 +74,5 @@ def standard_format(
         parse=parse or PARSERS[parser],
         followup=followup(kind),
         constraint=constraint() if constraint else None,
+        weighted=kind == "rating",
     )

@@ -17,10 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from turnbench.backends.base import Backend
 from turnbench.judging.formats import ReplyFormat
 from turnbench.judging.reask import JudgeOutcome, judge_with_reasks
+from turnbench.judging.weighted import expected_rating
 from turnbench.types import Message, RequestParams, SamplingConfig
 
 DEFAULT_JUDGE_TEMPERATURE = 0.0
 DEFAULT_JUDGE_MAX_TOKENS = 2048
+TOP_LOGPROBS = 20  # alternatives asked per token with weighted scoring (OpenAI's maximum)
 
 
 def default_judge_sampling() -> SamplingConfig:
@@ -38,6 +40,7 @@ class JudgeSettings(BaseModel):
     sampling: SamplingConfig = Field(default_factory=default_judge_sampling)
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int = 2
+    scoring: Literal["parsed", "weighted"] = "parsed"
 
     @property
     def id(self) -> str:
@@ -46,12 +49,14 @@ class JudgeSettings(BaseModel):
 
     def params(self, reply: ReplyFormat | None = None) -> RequestParams:
         sampling = self.sampling
+        weighted = self.scoring == "weighted" and reply is not None and reply.weighted
         return RequestParams(
             temperature=sampling.temperature,
             max_tokens=sampling.max_tokens,
             n=1,
             extra=sampling.extra,
             constraint=reply.constraint if reply is not None else None,
+            top_logprobs=TOP_LOGPROBS if weighted else None,
         )
 
     def reask_params(self, reply: ReplyFormat | None = None) -> RequestParams:
@@ -71,8 +76,9 @@ class Judge:
         return self.settings.id
 
     async def ask(self, messages: list[Message], reply: ReplyFormat) -> JudgeOutcome:
-        """One judgment with this judge's sampling and re-ask policy."""
-        return await judge_with_reasks(
+        """One judgment with this judge's sampling and re-ask policy (and, with weighted
+        scoring, the expected rating from the reply's logprobs)."""
+        outcome = await judge_with_reasks(
             self.backend,
             messages,
             self.settings.params(reply),
@@ -80,3 +86,7 @@ class Judge:
             self.settings.max_reasks,
             self.settings.reask_params(reply),
         )
+        if self.settings.scoring == "weighted" and reply.weighted and outcome.result.ok:
+            logprobs = outcome.last.logprobs if outcome.last is not None else None
+            outcome.weighted = expected_rating(logprobs or [])
+        return outcome

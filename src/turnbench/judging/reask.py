@@ -16,6 +16,7 @@ from turnbench.backends.base import Backend
 from turnbench.errors import RequestFailedError
 from turnbench.judging.formats import Followup, ReplyFormat
 from turnbench.judging.parsers import ParseResult
+from turnbench.judging.weighted import WeightedRating
 from turnbench.types import Completion, Message, RequestParams, Usage
 
 __all__ = ["Followup", "JudgeOutcome", "judge_with_reasks", "reask_messages"]
@@ -30,6 +31,7 @@ class JudgeOutcome:
     latency_s: float = 0.0
     last: Completion | None = None
     completions: list[Completion] = field(default_factory=list)
+    weighted: WeightedRating | None = None  # with --judge-scoring weighted, when available
 
 
 def reask_messages(messages: list[Message], reply: str, text: str) -> list[Message]:
