@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from turnbench.benchmarks.base import JudgeTask, Sample
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
+    from turnbench.judging.reask import JudgeOutcome
+
+#: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
+#: request again (a reference implementation's retry), not by a re-ask text
+SAME_REQUEST = "same-request"
 
 
 class Progress:
@@ -295,7 +300,7 @@ class RunContext:
             messages=task.messages,
             params=last.sent_params if last else {},
             outputs=outcome.outputs,
-            followup=reply.followup.label if reply.followup and len(outcome.outputs) > 1 else None,
+            followup=_followup_label(reply, outcome),
             parser=reply.parser,
             status="scored" if result.ok else "parse_failed",
             score=result.score,
@@ -317,6 +322,15 @@ class RunContext:
         self.log.append(record)
         self.done[record.key] = record
         self._tokens += record.usage.prompt_tokens + record.usage.completion_tokens
+
+
+def _followup_label(reply: ReplyFormat, outcome: JudgeOutcome) -> str | None:
+    """What followed the first reply: the versioned re-ask text, or the same request again."""
+    if reply.followup is not None and outcome.reasks:
+        return reply.followup.label
+    if outcome.resends:
+        return SAME_REQUEST
+    return None
 
 
 @dataclass

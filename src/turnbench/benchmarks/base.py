@@ -75,6 +75,9 @@ class JudgeTask:
     kind: VerdictKind = "rating"
     criterion: str | None = None  # tells apart several requests of one turn
     items: int | None = None  # checklist length
+    #: checklist item weights (equal without them): the judgment's score is the weighted
+    #: share of items met
+    weights: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,7 @@ class Benchmark(ABC):
     parsers: ClassVar[ParserTable] = {
         "rating": {"strict": "rating-strict", "compat": "rating-strict"},
         "verdict": {"strict": "verdict-strict", "compat": "verdict-fastchat"},
+        "checklist": {"strict": "checklist-strict", "compat": "checklist-compat"},
     }
     verdict_kind: ClassVar[VerdictKind] = "rating"  # what single grading asks the judge for
     default_answer_temperature: ClassVar[float] = 0.0
@@ -276,7 +280,7 @@ class Benchmark(ABC):
 
     def reply_format(self, task: JudgeTask) -> ReplyFormat:
         parser = self.parsers[task.kind][self.settings.parser]
-        return standard_format(task.kind, parser)
+        return standard_format(task.kind, parser, items=task.items, weights=task.weights)
 
     @abstractmethod
     def prompt_versions(self) -> dict[str, str]:
