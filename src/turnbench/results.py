@@ -31,13 +31,14 @@ from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.config import RunConfig
 from turnbench.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.keys import game_key, judgment_key
+from turnbench.keys import answer_key, game_key, judgment_key
 from turnbench.runlog import completed_index, open_failures, record_problem
 from turnbench.types import (
     AnswerRecord,
     ConfigRecord,
     JudgmentRecord,
     LogRecord,
+    SampleId,
     Usage,
 )
 
@@ -304,30 +305,59 @@ class LogView:
         record = self.done.get(key)
         return record if isinstance(record, JudgmentRecord) else None
 
+    def answer(self, model: str, sample_id: SampleId, turn: int) -> str | None:
+        """The recorded (cleaned) answer of a turn, if there is one."""
+        record = self.done.get(answer_key(model, sample_id, turn))
+        return record.text if isinstance(record, AnswerRecord) else None
+
 
 def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[JudgedTurn]:
-    """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it."""
+    """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it.
+
+    A turn without judge requests is one item, scored once its answer is recorded."""
     items: list[JudgedTurn] = []
     for sample in work.benchmark.samples:
         for turn in sample.judged_turns():
-            for criterion in work._criteria(sample, turn):
+            answer = view.answer(model, sample.id, turn)
+            criteria = work._criteria(sample, turn)
+            if not criteria:
+                status: Literal["scored", "pending"] = "scored" if answer is not None else "pending"
+                items.append(JudgedTurn(sample, turn, status, answer=answer))
+            for criterion in criteria:
                 key = judgment_key(judge, model, sample.id, turn, criterion=criterion)
-                items.append(_judged(sample, turn, criterion, view.judgment(key)))
+                items.append(_judged(sample, turn, criterion, view.judgment(key), answer))
     return items
 
 
 def _judged(
-    sample: Sample, turn: int, criterion: str | None, record: JudgmentRecord | None
+    sample: Sample,
+    turn: int,
+    criterion: str | None,
+    record: JudgmentRecord | None,
+    answer: str | None = None,
 ) -> JudgedTurn:
     if record is None:
-        return JudgedTurn(sample, turn, "pending", criterion=criterion)
+        return JudgedTurn(sample, turn, "pending", criterion=criterion, answer=answer)
     if record.status == "scored":
         checklist = tuple(record.checklist) if record.checklist is not None else None
         return JudgedTurn(
-            sample, turn, "scored", record.score, checklist, record.reasks, criterion=criterion
+            sample,
+            turn,
+            "scored",
+            record.score,
+            checklist,
+            record.reasks,
+            criterion=criterion,
+            answer=answer,
         )
     return JudgedTurn(
-        sample, turn, "failed", reasks=record.reasks, reason=record.parse_error, criterion=criterion
+        sample,
+        turn,
+        "failed",
+        reasks=record.reasks,
+        reason=record.parse_error,
+        criterion=criterion,
+        answer=answer,
     )
 
 

@@ -261,7 +261,11 @@ class Benchmark(ABC):
     def judge_tasks(
         self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
     ) -> list[JudgeTask]:
-        """The judge requests for the answer to `turn`, given the conversation before it."""
+        """The judge requests for the answer to `turn`, given the conversation before it.
+
+        Which requests a turn gets (their criteria) must not depend on the answer's text.
+        An empty list is allowed: the turn is scored by `aggregate` from its answer alone.
+        """
 
     def pair_task(
         self,
@@ -326,7 +330,13 @@ class Benchmark(ABC):
 
 @dataclass(frozen=True)
 class JudgedTurn:
-    """One planned judged turn of one model, as the log has it."""
+    """One planned judged turn of one model (one per judge request of the turn), as the log
+    has it, with the model's (cleaned) answer when it has one.
+
+    A turn that gets no judge request (a benchmark whose checks of that turn need no judge)
+    is one item with criterion None: "scored" once the turn is answered, else "pending";
+    the benchmark scores it from `answer`.
+    """
 
     sample: Sample
     turn: int
@@ -336,3 +346,4 @@ class JudgedTurn:
     reasks: int = 0
     reason: str | None = None  # why it failed
     criterion: str | None = None
+    answer: str | None = None
