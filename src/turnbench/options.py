@@ -61,6 +61,7 @@ class EvalOptions:
     temperature: float | None = Field(default=None, ge=0)
     model_extra: dict[str, Any] = Field(default_factory=dict)
     model_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    strip_think: bool = True  # remove <think> blocks from answers before judging
     # judge requests
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int | None = Field(default=None, ge=0)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
+from turnbench.cleaning import UNCLOSED_THINK
 from turnbench.config import RunConfig
 from turnbench.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
@@ -74,6 +75,9 @@ class ModelResults(BaseModel):
     overall_ci95: list[float] | None = None
     counts: Counts
     parse_failures: list[dict[str, Any]]
+    #: answers that ended inside an unclosed <think> block (judged as empty; see
+    #: `counts.unclosed_think`)
+    unclosed_think: list[dict[str, Any]] = []
 
 
 class RoleUsage(BaseModel):
@@ -119,6 +123,7 @@ class Provenance(BaseModel):
     limit: int | None
     demo: bool
     endpoints: dict[str, Any]
+    strip_think: bool = True
     answer_sampling: dict[str, Any] | None
     judge_sampling: dict[str, Any]
     answer_params_sent: list[Any]
@@ -277,6 +282,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any
         "limit": config.limit,
         "demo": config.demo,
         "endpoints": config.endpoints,
+        "strip_think": config.strip_think,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump(),
         "answer_params_sent": _distinct([r.params for r in answers]),
@@ -379,6 +385,14 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         for r in view.records
         if isinstance(r, AnswerRecord) and r.model == model
     }
+    unclosed = sorted(
+        (
+            (r.sample_id, r.turn)
+            for r in view.done.values()
+            if isinstance(r, AnswerRecord) and r.model == model and r.meta.get(UNCLOSED_THINK)
+        ),
+        key=lambda item: (str(item[0]), item[1]),
+    )
     results = {
         "benchmark": benchmark.name,
         "model": model,
@@ -394,9 +408,11 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         "pending": pending,
         "reasks": sum(item.reasks for item in items),
         "answers": len(answers),
+        "unclosed_think": len(unclosed),
         **extra_counts,
     }
     results["parse_failures"] = failures
+    results["unclosed_think"] = [{"sample_id": s, "turn": t} for s, t in unclosed]
     return results
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
-from turnbench.cleaning import strip_reasoning
+from turnbench.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
 from turnbench.runlog import RunLog, completed_index
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, Message, RequestParams
@@ -76,9 +76,11 @@ class RunContext:
         model_backend: Backend | None,
         budget: Budget | None = None,
         progress: Progress | None = None,
+        strip_think: bool = True,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
+        self.strip_think = strip_think  # remove <think> blocks before answers are judged
         self.budget = budget or Budget()
         self.progress = progress or Progress()
         self.done = completed_index(log.records)
@@ -199,7 +201,8 @@ class RunContext:
             except RequestFailedError as error:
                 self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
                 return None
-        text = strip_reasoning(completion.text)
+        cleaned = clean_answer(completion.text, self.strip_think)
+        text = cleaned.text
         record = AnswerRecord(
             key=key,
             model=model,
@@ -208,6 +211,7 @@ class RunContext:
             group=sample.group,
             text=text,
             raw_text=completion.text if text != completion.text else None,
+            meta={UNCLOSED_THINK: True} if cleaned.unclosed_think else {},
             messages=messages,
             params=completion.sent_params,
             finish_reason=completion.finish_reason,
@@ -225,7 +229,8 @@ class RunContext:
         self, *, key: str, model: str, sample: Sample, turn: int, text: str
     ) -> AnswerRecord:
         """Record an answer read from a file, so the run directory is self-contained."""
-        cleaned = strip_reasoning(text)
+        result = clean_answer(text, self.strip_think)
+        cleaned = result.text
         cached = self.done.get(key)
         if isinstance(cached, AnswerRecord) and cached.text == cleaned:
             return cached
@@ -238,6 +243,7 @@ class RunContext:
             origin="imported",
             text=cleaned,
             raw_text=text if cleaned != text else None,
+            meta={UNCLOSED_THINK: True} if result.unclosed_think else {},
         )
         self._commit(record)
         return record

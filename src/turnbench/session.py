@@ -206,6 +206,7 @@ class Session:
             models=[s.model for s in answer_sets],
             judges=judges,
             answer_sampling=answer_sampling,
+            strip_think=options.strip_think,
             options=work.config_options(),
             prompt_versions=self._prompt_versions(work, judges),
             data_sha256=dict(sorted(locator.checksums.items())),
@@ -315,6 +316,7 @@ class Session:
                         max_tokens=self.options.max_tokens_total,
                     ),
                     progress=progress,
+                    strip_think=prepared.config.strip_think,
                 )
                 jobs = prepared.work.jobs(ctx, judges)
                 progress.start(

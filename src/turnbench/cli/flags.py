@@ -81,13 +81,17 @@ FLAGS: tuple[Flag, ...] = (
          "the model (default: none; the server applies the model's chat template)."),
          frozenset({RUN})),
     Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, help="Answer token "
-         "limit (default: the benchmark's, 1024 for MT-Bench)."), frozenset({RUN})),
+         "limit (default: the benchmark's, 1024 for MT-Bench, 4096 for MT-Bench-101)."),
+         frozenset({RUN})),
     Flag("temperature", float | None, None, _opt("--temperature", min=0.0, help="Answer "
          "temperature for every sample (default: the benchmark's own table)."),
          frozenset({RUN})),
     Flag("model_extra", str | None, None, _opt("--model-extra", help="Extra JSON fields for "
          "answer requests."), frozenset({RUN})),
     Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
+    Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
+         "<think>...</think> blocks from answers before judging (an answer cut off inside one "
+         "is judged as empty and counted); --no-strip-think judges the text as written.")),
     Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
          "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),

@@ -109,6 +109,7 @@ class MTBench101(Benchmark):
     parsers: ClassVar[ParserTable] = {
         "rating": {"strict": "rating-strict", "compat": "rating-opencompass"}
     }
+    default_max_new_tokens = 4096  # the reference example's max_out_len; 1024 cuts answers
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
     option_names = frozenset({"context", "reference_mode"})
     results_model = MTBench101Tables
