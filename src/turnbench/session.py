@@ -125,12 +125,19 @@ class Session:
             self._warn_callback(message)
 
     # -- preparation (validates everything, writes nothing) -------------------------------
-    def judge_settings(self) -> list[JudgeSettings]:
+    def judge_settings(self, cls: type[Benchmark] | None = None) -> list[JudgeSettings]:
+        """The judges' settings; without --judge-temperature the benchmark's default for the
+        parser mode (0, or none sent where the reference sends none)."""
         options = self.options
         if not options.judge:
             raise UserError("--judge is required")
+        temperature = options.judge_temperature
+        if temperature is None and cls is not None:
+            temperature = cls.default_judge_temperature.get(options.parser, 0.0)
+        elif temperature is None:
+            temperature = 0.0
         sampling = SamplingConfig(
-            temperature=options.judge_temperature,
+            temperature=temperature,
             max_tokens=options.judge_max_tokens,
             extra=options.judge_extra,
             token_param=options.judge_token_param,
@@ -156,7 +163,8 @@ class Session:
         options = self.options
         check_extra_fields(options.model_extra, "--model-extra")
         check_extra_fields(options.judge_extra, "--judge-extra")
-        judges = self.judge_settings()
+        if not options.judge:
+            raise UserError("--judge is required")
         if self.mode == "run":
             if options.model is None:
                 raise UserError("--model is required")
@@ -164,6 +172,7 @@ class Session:
         elif options.answers is None:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
+        judges = self.judge_settings(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
         files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
         answer_sampling = None

@@ -190,6 +190,12 @@ class Benchmark(ABC):
         "checklist": {"strict": "checklist-strict", "compat": "checklist-compat"},
     }
     verdict_kind: ClassVar[VerdictKind] = "rating"  # what single grading asks the judge for
+    #: judge temperature per --parser mode when --judge-temperature is not given (None: the
+    #: field is not sent, as a reference implementation that sends none)
+    default_judge_temperature: ClassVar[Mapping[ParserMode, float | None]] = {
+        "strict": 0.0,
+        "compat": 0.0,
+    }
     default_answer_temperature: ClassVar[float] = 0.0
     default_max_new_tokens: ClassVar[int] = 1024
     supports_pairwise: ClassVar[bool] = False

@@ -95,7 +95,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
          "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),
-    Flag("judge_temperature", float, 0.0, _opt("--judge-temperature", min=0.0)),
+    Flag("judge_temperature", float | None, None, _opt("--judge-temperature", min=0.0,
+         help="Judge temperature (default 0; none is sent with StructFlowBench's --parser "
+         "compat, as its reference sends none).")),
     Flag("judge_extra", str | None, None, _opt("--judge-extra", help="Extra JSON fields for "
          "judge requests, e.g. '{\"seed\": 1}'.")),
     Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
@@ -104,6 +106,9 @@ FLAGS: tuple[Flag, ...] = (
          "history the model sees (default golden).")),
     Flag("reference_mode", Literal["compat", "golden-answer"] | None, None, _opt(
          "--reference-mode", help="MT-Bench-101 MR/GR reference (default compat).")),
+    Flag("history_format", Literal["chat", "flat"] | None, None, _opt("--history-format",
+         help="StructFlowBench: earlier turns as chat messages (chat, the default) or "
+         "flattened into one user message as the reference sends them (flat).")),
     Flag("reference_file", Path | None, None, _opt("--reference-file", help="MT-Bench: answer "
          "file whose entries replace the official reference answers.")),
     Flag("dry_run", bool, False, _opt("--dry-run", help="Print what would be requested (counts, "
