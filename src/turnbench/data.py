@@ -75,6 +75,7 @@ class DataLocator:
         self.datasets = datasets if datasets is not None else load_sources()[1]
         self.cache_dir = cache_dir or default_cache_dir()
         self.checksums: dict[str, str] = {}
+        self.unpinned: set[str] = set()  # names of files recorded by `record_unpinned`
 
     def search_dirs(self) -> list[tuple[str, Path]]:
         dirs: list[tuple[str, Path]] = []
@@ -102,6 +103,18 @@ class DataLocator:
                 "and run `turnbench data download`, or point --data-dir at the pinned files."
             )
         self.checksums[entry.path] = actual
+
+    def record_unpinned(self, files: dict[str, Path]) -> dict[str, Path]:
+        """Files a benchmark brings itself (a user's benchmark file or data folder): they
+        are deliberately not checked against any pin; their checksums are recorded for
+        provenance (and the run identity) instead. Returns `files`."""
+        for name, path in files.items():
+            try:
+                self.checksums[name] = sha256_file(path)
+            except OSError as error:
+                raise UserError(f"cannot read {path}: {error.strerror or error}") from None
+            self.unpinned.add(name)
+        return files
 
     def require(self, dataset: str) -> dict[str, Path]:
         """Every file of a built-in benchmark's `dataset`, verified."""

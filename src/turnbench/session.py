@@ -174,7 +174,7 @@ class Session:
         cls = benchmark_class(options.benchmark)
         judges = self.judge_settings(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
-        files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
+        files = cls.locate_files(locator)
         answer_sampling = None
         if self.mode == "run":
             answer_sampling = SamplingConfig(
@@ -208,7 +208,8 @@ class Session:
         )
         config = RunConfig(
             benchmark=cls.name,
-            benchmark_ref=None if options.benchmark == cls.name else options.benchmark,
+            benchmark_ref=cls.source_ref
+            or (None if options.benchmark == cls.name else options.benchmark),
             mode=self.mode,
             judging=work.judging,
             model=work.model,

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from turnbench.data import DataFile
+from turnbench.data import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
 from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
@@ -136,6 +136,23 @@ class ReportSpec:
     summary_fields: tuple[str, ...] = ()  # extra results keys shown beside the overall
 
 
+@dataclass(frozen=True)
+class FolderFile:
+    """One data file of a benchmark's folder layout (a user's translated or domain version
+    of it, run with `--benchmark FOLDER`).
+
+    `key` is the data path the benchmark reads it as (a `files` key, e.g.
+    "mt_bench/question.jsonl"); `names` are the paths looked for in the folder, in order (a
+    `*` pattern must match exactly one file). A file the folder lacks is an error when
+    `required`; otherwise the pinned published file is used when the benchmark pins one
+    under `key`, and none at all when it does not.
+    """
+
+    key: str
+    names: tuple[str, ...]
+    required: bool = True
+
+
 @dataclass
 class AnswerSet:
     """Answers of one model read from a file or a run directory: sample id -> turn -> text."""
@@ -209,6 +226,12 @@ class Benchmark(ABC):
     #: the score tables `aggregate` adds to a model's results (documented in the results
     #: schema, and checked against it for this benchmark's runs)
     results_model: ClassVar[type[BaseModel] | None] = None
+    #: what `--benchmark` must name to find this class again (a benchmark file's or data
+    #: folder's absolute path); recorded as the run's `benchmark_ref`
+    source_ref: ClassVar[str | None] = None
+    #: the files of this benchmark's data in a folder of the user's own (its first entry's
+    #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
+    folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files
@@ -225,6 +248,14 @@ class Benchmark(ABC):
     def data_files(cls) -> list[DataFile]:
         """The pinned data files this benchmark reads (looked up, verified, downloaded)."""
         return []
+
+    @classmethod
+    def locate_files(cls, locator: DataLocator) -> dict[str, Path]:
+        """The files to read: the pinned `data_files`, verified (downloaded when missing). A
+        benchmark that brings its own files (a user's benchmark file or data folder) returns
+        them through `locator.record_unpinned`, which records their checksums instead."""
+        entries = cls.data_files()
+        return locator.require_files(cls.name, entries) if entries else {}
 
     @property
     @abstractmethod

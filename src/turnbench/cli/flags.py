@@ -39,8 +39,11 @@ def _opt(*decls: str, **kwargs: Any) -> Any:
 
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("benchmark", str, "mt-bench", _opt("--benchmark", "-b", help="mt-bench, mt-bench-101, "
-         "or package.module:ClassName for a benchmark written elsewhere.")),
+    Flag("benchmark", str, "mt-bench", _opt("--benchmark", "-b", help="A built-in benchmark "
+         "(mt-bench, mt-bench-101, ...; `turnbench data status` lists them), a benchmark file "
+         "(.yaml, .yml, .json; docs/custom-benchmarks.md), a data folder in a built-in "
+         "benchmark's layout (e.g. FastChat's question.jsonl, reference_answer/, "
+         "judge_prompts.jsonl), or package.module:ClassName.")),
     Flag("model", str | None, None, _opt("--model", "-m", help="Model under test, e.g. "
          "openai/NAME or local/smollm2."), frozenset({RUN})),
     Flag("model_base_url", list[str] | None, None, _opt("--model-base-url", help="Model endpoint "

@@ -24,6 +24,7 @@ from turnbench.benchmarks.base import (
     BenchmarkSettings,
     Chart,
     ComparisonRule,
+    FolderFile,
     JudgedTurn,
     JudgeTask,
     Pair,
@@ -113,6 +114,10 @@ class MTBench101(Benchmark):
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
     option_names = frozenset({"context", "reference_mode"})
     results_model = MTBench101Tables
+    folder_layout = (
+        FolderFile(DIALOGUES, ("mtbench101.jsonl",)),
+        FolderFile(JUDGE_PROMPTS, ("judge_prompts.json",), required=False),
+    )
     report = ReportSpec(
         charts=(
             Chart("radar", "by_task", "MT-Bench-101 score per task",
