@@ -144,13 +144,15 @@ class FolderFile:
     `key` is the data path the benchmark reads it as (a `files` key, e.g.
     "mt_bench/question.jsonl"); `names` are the paths looked for in the folder, in order (a
     `*` pattern must match exactly one file). A file the folder lacks is an error when
-    `required`; otherwise the pinned published file is used when the benchmark pins one
-    under `key`, and none at all when it does not.
+    `required`; otherwise the published file is used instead when `published_fallback`
+    (judge prompts, say), and the benchmark does without it when not (reference answers of
+    other questions would be wrong).
     """
 
     key: str
     names: tuple[str, ...]
     required: bool = True
+    published_fallback: bool = False
 
 
 @dataclass
@@ -232,6 +234,9 @@ class Benchmark(ABC):
     #: the files of this benchmark's data in a folder of the user's own (its first entry's
     #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
     folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
+    #: `turnbench import --format NAME` formats of other tools' finished evaluations of this
+    #: benchmark: NAME -> "module:function", a `turnbench.importing.Reader`
+    importers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files

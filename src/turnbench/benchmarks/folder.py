@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, FolderFile
-from turnbench.data import DataFile, DataLocator
+from turnbench.data import DataFile, DataLocator, sha256_file
 from turnbench.errors import UserError
 
 
@@ -64,9 +64,14 @@ def folder_benchmark(base: type[Benchmark], folder: Path) -> type[Benchmark]:
     """`base`'s rules over the files of `folder` (a subclass bound to the folder)."""
     folder = folder.resolve()
     own = folder_files(base, folder)
-    layout_keys = {spec.key for spec in base.folder_layout}
-    fallback = [e for e in base.data_files() if e.path in layout_keys and e.path not in own]
+    borrow = {spec.key for spec in base.folder_layout if spec.published_fallback}
+    pins = {entry.path: entry.sha256 for entry in base.data_files()}
+    fallback = [e for e in base.data_files() if e.path in borrow and e.path not in own]
     published = sorted(e.path for e in fallback)
+    # byte-identical to the published files (a FastChat checkout, say): the published set
+    identical = all(pins.get(key) == sha256_file(path) for key, path in own.items()) and all(
+        key in own or key in published for key in pins
+    )
 
     class FolderBenchmark(base):  # type: ignore[valid-type, misc]
         source_ref = str(folder)
@@ -87,15 +92,20 @@ def folder_benchmark(base: type[Benchmark], folder: Path) -> type[Benchmark]:
             super().__init__({**files, **own}, settings)
 
         def results_header(self) -> dict[str, Any]:
+            note = (
+                f"the folder's files are byte-identical to the published {base.name} files"
+                if identical
+                else f"a user's data folder in {base.name}'s layout, run by its rules; not "
+                f"the published {base.name} set"
+            )
             return {
                 **super().results_header(),
                 "data_source": {
-                    "published": False,
+                    "published": identical,
                     "folder": str(folder),
                     "files": {key: str(path) for key, path in sorted(own.items())},
                     "published_files_used": published,
-                    "note": f"a user's data folder in {base.name}'s layout, run by its rules; "
-                    f"not the published {base.name} set",
+                    "note": note,
                 },
             }
 

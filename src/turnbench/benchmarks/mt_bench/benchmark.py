@@ -112,8 +112,16 @@ class MTBench(Benchmark):
             ("reference_answer/gpt-4.jsonl", "reference_answer/*.jsonl"),
             required=False,
         ),
-        FolderFile(JUDGE_PROMPTS, ("judge_prompts.jsonl", "../judge_prompts.jsonl"), False),
+        FolderFile(
+            JUDGE_PROMPTS,
+            ("judge_prompts.jsonl", "../judge_prompts.jsonl"),
+            required=False,
+            published_fallback=True,
+        ),
     )
+    importers: ClassVar[Mapping[str, str]] = {
+        "fastchat": "turnbench.benchmarks.mt_bench.importer:read_fastchat"
+    }
     report = ReportSpec(
         charts=(
             Chart("radar", "by_category", "MT-Bench score per category", "radar chart of "

@@ -116,7 +116,7 @@ class MTBench101(Benchmark):
     results_model = MTBench101Tables
     folder_layout = (
         FolderFile(DIALOGUES, ("mtbench101.jsonl",)),
-        FolderFile(JUDGE_PROMPTS, ("judge_prompts.json",), required=False),
+        FolderFile(JUDGE_PROMPTS, ("judge_prompts.json",), False, published_fallback=True),
     )
     report = ReportSpec(
         charts=(
