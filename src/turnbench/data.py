@@ -167,7 +167,7 @@ class DataLocator:
     @staticmethod
     def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
         if entry.extract is not None:
-            from turnbench.extract import EXTRACTORS
+            from turnbench.extract import extractor
 
             source_sha = hashlib.sha256(payload).hexdigest()
             if source_sha != entry.source_sha256:
@@ -175,7 +175,7 @@ class DataLocator:
                     f"downloaded {url} has sha256 {source_sha}, expected "
                     f"{entry.source_sha256}; nothing was saved."
                 )
-            payload = EXTRACTORS[entry.extract](payload)
+            payload = extractor(entry.extract)(payload)
         actual = hashlib.sha256(payload).hexdigest()
         if actual != entry.sha256:
             raise UserError(
