@@ -43,7 +43,7 @@ def write_rows(path: Path, rows: list[dict]) -> None:
 
 def single_rows(data_dir: Path) -> list[dict]:
     rows = []
-    for model in (*MODELS, "model-without-answers"):
+    for model in (*MODELS, "model-without-answers", "../outside"):
         for question in questions(data_dir):
             for turn in (1, 2):
                 value = score(model, question, turn)
@@ -65,6 +65,7 @@ def test_single_judgments_import_as_a_run(env, tmp_path, data_dir):
     done = run_cli(["import", "--format", "fastchat", str(folder), "--out", str(out)], env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "model-without-answers" in done.stdout  # skipped, and said so
+    assert "'../outside': not a file name" in done.stdout  # never a path out of the folder
     results = json.loads((out / "results.json").read_text("utf-8"))
     assert results["judge"] == "fastchat/gpt-4" and results["complete"] is True
     assert set(results["models"]) == set(MODELS)

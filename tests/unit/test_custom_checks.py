@@ -81,3 +81,17 @@ def test_check_kinds(spec, answer, passed):
 )
 def test_checks_say_why(spec, answer, detail):
     assert detail in run_check(spec, answer).detail
+
+
+def test_a_schema_never_fetches_what_it_refers_to(monkeypatch):
+    import urllib.request
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a schema reference was fetched")
+
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    local = {"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}
+    assert run_check(check("json_schema", local), "3").passed
+    remote = {"$ref": "http://127.0.0.1:9/schema.json"}  # refused when the file is read
+    result = run_check(check("json_schema", remote), "3")
+    assert not result.passed and "cannot be used" in result.detail

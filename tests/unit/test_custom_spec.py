@@ -319,6 +319,10 @@ MISTAKES = [
         "7: dialogues[0].turns[0].checks[0].json_schema: not a valid JSON Schema at type",
     ),
     (
+        TURN + "        checks: [{json_schema: {$ref: 'https://example.org/s.json'}}]\n",
+        "7: dialogues[0].turns[0].checks[0].json_schema: a schema may refer only to its own parts",
+    ),
+    (
         TURN + "        checks: [{exact: x, strip: 1}]\n",
         "checks[0].strip: expected true or false",
     ),
@@ -375,3 +379,16 @@ def test_the_class_is_bound_to_its_file(tmp_path):
     cls = benchmark_from_file(path)
     assert cls.name == "t" and cls.source_ref == str(path.resolve())
     assert cls.default_answer_temperature == 0.0 and cls.default_max_new_tokens == 1024
+
+
+def test_nested_aliases_cannot_blow_up(tmp_path):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [
+        f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1},"
+        f" *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]"
+        for i in range(1, 9)
+    ]
+    path = tmp_path / "laughs.yaml"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    with pytest.raises(UserError, match="expands to more than"):
+        load_spec(path)

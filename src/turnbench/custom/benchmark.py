@@ -200,17 +200,18 @@ class CustomBenchmark(Benchmark):
     @classmethod
     def render_table(cls, results: Mapping[str, Any]) -> Any:
         from rich.console import Group
+        from rich.markup import escape
 
         from turnbench.terminal import score_table
 
         rows: list[list[Any]] = []
-        rows += [[f"tag: {tag}", value] for tag, value in results.get("by_tag", {}).items()]
-        rows += [[f"check: {name}", value] for name, value in results.get("by_check", {}).items()]
+        rows += [[f"tag: {escape(t)}", v] for t, v in results.get("by_tag", {}).items()]
+        rows += [[f"check: {escape(n)}", v] for n, v in results.get("by_check", {}).items()]
         rows += [[f"turn {turn}", value] for turn, value in results.get("by_turn", {}).items()]
         if results.get("rubric_mean") is not None:
             rows.append(["rubric (mean rating, 1-10)", results["rubric_mean"]])
         table = score_table(
-            f"{results['benchmark']}: {results['model']}",
+            escape(f"{results['benchmark']}: {results['model']}"),
             ["", "score"],
             rows,
             ("overall", results.get("overall")),

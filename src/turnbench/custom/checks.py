@@ -41,11 +41,20 @@ def _regex(pattern: str, flags: int) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+def _no_retrieval(uri: str) -> Any:
+    """A schema may refer only to itself: nothing is fetched while answers are checked."""
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)
+
+
 def _schema_validator(schema: Any) -> Any:
     import jsonschema
+    from referencing import Registry
 
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    registry: Registry[Any] = Registry(retrieve=_no_retrieval)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=registry)
 
 
 def run_check(check: Check, answer: str) -> CheckResult:
@@ -77,7 +86,10 @@ def run_check(check: Check, answer: str) -> CheckResult:
         ok, parsed, why = _json_value(answer)
         if not ok:
             return CheckResult(False, why)
-        error = next(iter(_schema_validator(value).iter_errors(parsed)), None)
+        try:
+            error = next(iter(_schema_validator(value).iter_errors(parsed)), None)
+        except Exception as problem:  # a $ref that cannot be resolved without fetching it
+            return CheckResult(False, f"the schema cannot be used: {problem}"[:200])
         if error is None:
             return CheckResult(True, "matches the schema")
         at = "/".join(str(p) for p in error.absolute_path) or "the value"

@@ -36,14 +36,27 @@ class Document:
         return None
 
 
+#: values a file may expand to: YAML aliases can nest ("a billion laughs"), and every use of
+#: an alias is a value of its own here
+MAX_VALUES = 200_000
+
+
+class TooLarge(Exception):
+    pass
+
+
 class _Builder:
     def __init__(self, loader: yaml.SafeLoader, json_scalars: bool, errors: ErrorCollector):
         self.loader = loader
         self.json_scalars = json_scalars
         self.errors = errors
         self.lines: dict[Where, int] = {}
+        self.values = 0
 
     def build(self, node: yaml.Node, where: Where) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise TooLarge
         self.lines[where] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
             value: dict[Any, Any] = {}
@@ -115,5 +128,12 @@ def load_document(path: Path, errors: ErrorCollector) -> Document | None:
         errors.add(None, "the file is empty")
         return None
     builder = _Builder(yaml.SafeLoader(""), is_json, errors)
-    value = builder.build(node, ())
+    try:
+        value = builder.build(node, ())
+    except (TooLarge, RecursionError):
+        errors.add(
+            None,
+            f"the file expands to more than {MAX_VALUES} values (aliases nested in aliases?)",
+        )
+        return None
     return Document(path, value, builder.lines)

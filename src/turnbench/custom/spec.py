@@ -531,7 +531,29 @@ class _Validator:
             inner = "/".join(str(p) for p in error.absolute_path) or "the schema"
             self.error(where, f"not a valid JSON Schema at {inner}: {error.message}")
             return False
+        remote = sorted(set(_remote_refs(raw)))
+        if remote:
+            self.error(
+                where,
+                f'a schema may refer only to its own parts ($ref "#/..."), not to '
+                f"{', '.join(remote)} (nothing is fetched)",
+            )
+            return False
         return True
+
+
+def _remote_refs(schema: Any) -> Iterable[str]:
+    """Every `$ref` (or `$dynamicRef`) of a schema that does not point inside it."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                if not value.startswith("#"):
+                    yield value
+            else:
+                yield from _remote_refs(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _remote_refs(item)
 
 
 def _kind(value: Any) -> str:

@@ -91,6 +91,9 @@ def _answer_sets(
 ) -> list[AnswerSet]:
     sets = []
     for model in models:
+        if not model or model in (".", "..") or "/" in model or "\\" in model:
+            notes.append(f"model {model!r}: not a file name; its judgments are skipped")
+            continue
         path = folder / ANSWERS / f"{model}.jsonl"
         if not path.is_file():
             notes.append(f"model {model}: no {ANSWERS}/{model}.jsonl; its judgments are skipped")
