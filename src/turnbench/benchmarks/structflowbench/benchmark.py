@@ -255,13 +255,16 @@ class StructFlowBench(Benchmark):
     @classmethod
     def render_table(cls, results: Mapping[str, Any]) -> Any:
         from rich.console import Group
+        from rich.markup import escape
 
         from turnbench.terminal import fmt, score_table
 
         metrics = results.get("metrics") or {}
         rows: list[list[Any]] = [[name, metrics.get(name)] for name in METRICS]
         table = score_table(
-            f"StructFlowBench: {results['model']} ({results.get('history_format')} history)",
+            escape(
+                f"StructFlowBench: {results['model']} ({results.get('history_format')} history)"
+            ),
             ["", "score"],
             rows,
         )
