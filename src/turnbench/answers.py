@@ -132,11 +132,14 @@ def load_turn_answers(
     *,
     unknown_id: Callable[[SampleId], str],
     not_judged: Callable[[Sample, int], str],
+    answered: Callable[[Sample], Iterable[int]] = Sample.judged_turns,
 ) -> AnswerSet:
     """A JSONL file of `{"id", "turn", "answer"}` rows, every problem reported with its line.
 
     `unknown_id` and `not_judged` word the benchmark's own messages ("id 9 is not an
-    MT-Bench-101 dialogue (ids are 1-1388)").
+    MT-Bench-101 dialogue (ids are 1-1388)"). `answered`: the turns a sample's answers are
+    for (its judged turns; with self history, every turn the model is asked, since later
+    turns are judged after the model's own earlier answers).
     """
     collector = ErrorCollector(path)
     turns: dict[SampleId, dict[int, str]] = {}
@@ -160,7 +163,7 @@ def load_turn_answers(
                 f"not turn {row.turn}",
             )
             continue
-        if row.turn not in sample.judged_turns():
+        if row.turn not in answered(sample):
             collector.add(line, not_judged(sample, row.turn))
             continue
         identity = (row.id, row.turn)

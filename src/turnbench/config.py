@@ -33,6 +33,7 @@ class RunConfig(BaseModel):
     models: list[str] = Field(default_factory=list)  # model names judged (judge mode)
     judges: list[JudgeSettings] = Field(min_length=1)
     answer_sampling: SamplingConfig | None = None
+    strip_think: bool = True  # <think> blocks removed from answers before judging
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     data_sha256: dict[str, str] = Field(default_factory=dict)

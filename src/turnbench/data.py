@@ -75,6 +75,7 @@ class DataLocator:
         self.datasets = datasets if datasets is not None else load_sources()[1]
         self.cache_dir = cache_dir or default_cache_dir()
         self.checksums: dict[str, str] = {}
+        self.unpinned: set[str] = set()  # names of files recorded by `record_unpinned`
 
     def search_dirs(self) -> list[tuple[str, Path]]:
         dirs: list[tuple[str, Path]] = []
@@ -102,6 +103,18 @@ class DataLocator:
                 "and run `turnbench data download`, or point --data-dir at the pinned files."
             )
         self.checksums[entry.path] = actual
+
+    def record_unpinned(self, files: dict[str, Path]) -> dict[str, Path]:
+        """Files a benchmark brings itself (a user's benchmark file or data folder): they
+        are deliberately not checked against any pin; their checksums are recorded for
+        provenance (and the run identity) instead. Returns `files`."""
+        for name, path in files.items():
+            try:
+                self.checksums[name] = sha256_file(path)
+            except OSError as error:
+                raise UserError(f"cannot read {path}: {error.strerror or error}") from None
+            self.unpinned.add(name)
+        return files
 
     def require(self, dataset: str) -> dict[str, Path]:
         """Every file of a built-in benchmark's `dataset`, verified."""
@@ -154,7 +167,7 @@ class DataLocator:
     @staticmethod
     def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
         if entry.extract is not None:
-            from turnbench.extract import EXTRACTORS
+            from turnbench.extract import extractor
 
             source_sha = hashlib.sha256(payload).hexdigest()
             if source_sha != entry.source_sha256:
@@ -162,7 +175,7 @@ class DataLocator:
                     f"downloaded {url} has sha256 {source_sha}, expected "
                     f"{entry.source_sha256}; nothing was saved."
                 )
-            payload = EXTRACTORS[entry.extract](payload)
+            payload = extractor(entry.extract)(payload)
         actual = hashlib.sha256(payload).hexdigest()
         if actual != entry.sha256:
             raise UserError(

@@ -9,7 +9,9 @@ it is imported or executed. The output is byte-identical to the pinned
 from __future__ import annotations
 
 import ast
+import importlib
 import json
+from collections.abc import Callable
 
 from turnbench.errors import UserError
 
@@ -99,3 +101,14 @@ EXTRACTORS = {
         extract_mtbench101_judge_texts(raw.decode("utf-8"))
     ),
 }
+
+
+def extractor(name: str) -> Callable[[bytes], bytes]:
+    """The extractor a data file names: a registered name, or "module:function" (a
+    benchmark package's own, so a new benchmark needs no change here)."""
+    if ":" not in name:
+        return EXTRACTORS[name]
+    module_name, _, function = name.partition(":")
+    if not module_name.startswith("turnbench."):
+        raise UserError(f"data file extractor {name!r} is not part of turnbench")
+    return getattr(importlib.import_module(module_name), function)  # type: ignore[no-any-return]

@@ -54,6 +54,7 @@ class EvalOptions:
     limit: int | None = Field(default=None, ge=1)
     context: str | None = None
     reference_mode: str | None = None
+    history_format: str | None = None
     reference_file: Path | None = None
     # answer requests
     system_prompt: str | None = None
@@ -61,12 +62,13 @@ class EvalOptions:
     temperature: float | None = Field(default=None, ge=0)
     model_extra: dict[str, Any] = Field(default_factory=dict)
     model_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    strip_think: bool = True  # remove <think> blocks from answers before judging
     # judge requests
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int | None = Field(default=None, ge=0)
     judge_max_tokens: int = Field(default=2048, ge=1)
     reask_max_tokens: int | None = Field(default=None, ge=1)
-    judge_temperature: float = Field(default=0.0, ge=0)
+    judge_temperature: float | None = Field(default=None, ge=0)  # None: the benchmark's (0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
     judge_scoring: Literal["parsed", "weighted"] = "parsed"
@@ -109,6 +111,7 @@ class EvalOptions:
         given = {
             "context": self.context,
             "reference_mode": self.reference_mode,
+            "history_format": self.history_format,
             "reference_file": self.reference_file,
         }
         return {name: value for name, value in given.items() if value is not None}

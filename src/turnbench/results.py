@@ -28,16 +28,18 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
+from turnbench.cleaning import UNCLOSED_THINK
 from turnbench.config import RunConfig
 from turnbench.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.keys import game_key, judgment_key
+from turnbench.keys import answer_key, game_key, judgment_key
 from turnbench.runlog import completed_index, open_failures, record_problem
 from turnbench.types import (
     AnswerRecord,
     ConfigRecord,
     JudgmentRecord,
     LogRecord,
+    SampleId,
     Usage,
 )
 
@@ -73,6 +75,9 @@ class ModelResults(BaseModel):
     overall_ci95: list[float] | None = None
     counts: Counts
     parse_failures: list[dict[str, Any]]
+    #: answers that ended inside an unclosed <think> block (judged as empty; see
+    #: `counts.unclosed_think`)
+    unclosed_think: list[dict[str, Any]] = []
 
 
 class RoleUsage(BaseModel):
@@ -118,6 +123,7 @@ class Provenance(BaseModel):
     limit: int | None
     demo: bool
     endpoints: dict[str, Any]
+    strip_think: bool = True
     answer_sampling: dict[str, Any] | None
     judge_sampling: dict[str, Any]
     judge_scoring: str = "parsed"
@@ -306,6 +312,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any
         "limit": config.limit,
         "demo": config.demo,
         "endpoints": config.endpoints,
+        "strip_think": config.strip_think,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump(),
         "judge_scoring": first.scoring,
@@ -335,23 +342,39 @@ class LogView:
         record = self.done.get(key)
         return record if isinstance(record, JudgmentRecord) else None
 
+    def answer(self, model: str, sample_id: SampleId, turn: int) -> str | None:
+        """The recorded (cleaned) answer of a turn, if there is one."""
+        record = self.done.get(answer_key(model, sample_id, turn))
+        return record.text if isinstance(record, AnswerRecord) else None
+
 
 def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[JudgedTurn]:
-    """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it."""
+    """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it.
+
+    A turn without judge requests is one item, scored once its answer is recorded."""
     items: list[JudgedTurn] = []
     for sample in work.benchmark.samples:
         for turn in sample.judged_turns():
-            for criterion in work._criteria(sample, turn):
+            answer = view.answer(model, sample.id, turn)
+            criteria = work._criteria(sample, turn)
+            if not criteria:
+                status: Literal["scored", "pending"] = "scored" if answer is not None else "pending"
+                items.append(JudgedTurn(sample, turn, status, answer=answer))
+            for criterion in criteria:
                 key = judgment_key(judge, model, sample.id, turn, criterion=criterion)
-                items.append(_judged(sample, turn, criterion, view.judgment(key)))
+                items.append(_judged(sample, turn, criterion, view.judgment(key), answer))
     return items
 
 
 def _judged(
-    sample: Sample, turn: int, criterion: str | None, record: JudgmentRecord | None
+    sample: Sample,
+    turn: int,
+    criterion: str | None,
+    record: JudgmentRecord | None,
+    answer: str | None = None,
 ) -> JudgedTurn:
     if record is None:
-        return JudgedTurn(sample, turn, "pending", criterion=criterion)
+        return JudgedTurn(sample, turn, "pending", criterion=criterion, answer=answer)
     if record.status == "scored":
         checklist = tuple(record.checklist) if record.checklist is not None else None
         return JudgedTurn(
@@ -363,9 +386,16 @@ def _judged(
             record.reasks,
             criterion=criterion,
             scoring=record.scoring,
+            answer=answer,
         )
     return JudgedTurn(
-        sample, turn, "failed", reasks=record.reasks, reason=record.parse_error, criterion=criterion
+        sample,
+        turn,
+        "failed",
+        reasks=record.reasks,
+        reason=record.parse_error,
+        criterion=criterion,
+        answer=answer,
     )
 
 
@@ -387,6 +417,14 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         for r in view.records
         if isinstance(r, AnswerRecord) and r.model == model
     }
+    unclosed = sorted(
+        (
+            (r.sample_id, r.turn)
+            for r in view.done.values()
+            if isinstance(r, AnswerRecord) and r.model == model and r.meta.get(UNCLOSED_THINK)
+        ),
+        key=lambda item: (str(item[0]), item[1]),
+    )
     results = {
         "benchmark": benchmark.name,
         "model": model,
@@ -402,6 +440,7 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         "pending": pending,
         "reasks": sum(item.reasks for item in items),
         "answers": len(answers),
+        "unclosed_think": len(unclosed),
         **extra_counts,
     }
     if config.judges[0].scoring == "weighted":
@@ -409,6 +448,7 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
             item.scoring == "parsed-fallback" for item in items
         )
     results["parse_failures"] = failures
+    results["unclosed_think"] = [{"sample_id": s, "turn": t} for s, t in unclosed]
     return results
 
 

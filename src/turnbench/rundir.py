@@ -153,12 +153,16 @@ class Run:
     @cached_property
     def benchmark_class(self) -> type[Benchmark] | None:
         """The benchmark's class (its comparison rule, report and labels), if it can be
-        found: a built-in by name, or the reference the run recorded."""
-        reference = self.provenance.get("benchmark_ref") or self.benchmark
-        try:
-            return benchmark_class(str(reference))
-        except UserError:
-            return None
+        found: the reference the run recorded (a plug-in, a benchmark file, a data folder),
+        else a built-in by name (a data folder that moved is still read by its rules)."""
+        for reference in (self.provenance.get("benchmark_ref"), self.benchmark):
+            if not reference:
+                continue
+            try:
+                return benchmark_class(str(reference))
+            except UserError:
+                continue
+        return None
 
     @property
     def provenance(self) -> dict[str, Any]:

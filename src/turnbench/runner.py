@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
-from turnbench.cleaning import strip_reasoning
+from turnbench.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
 from turnbench.runlog import RunLog, completed_index
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, Message, RequestParams
@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
+
+#: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
+#: request again (a reference implementation's retry), not by a re-ask text
+SAME_REQUEST = "same-request"
 
 
 class Progress:
@@ -73,11 +77,13 @@ class RunContext:
         budget: Budget | None = None,
         progress: Progress | None = None,
         warn: Callable[[str], None] | None = None,
+        strip_think: bool = True,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
         self.warn = warn or (lambda _message: None)
         self._fallback_said = False
+        self.strip_think = strip_think  # remove <think> blocks before answers are judged
         self.budget = budget or Budget()
         self.progress = progress or Progress()
         self.done = completed_index(log.records)
@@ -198,7 +204,8 @@ class RunContext:
             except RequestFailedError as error:
                 self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
                 return None
-        text = strip_reasoning(completion.text)
+        cleaned = clean_answer(completion.text, self.strip_think)
+        text = cleaned.text
         record = AnswerRecord(
             key=key,
             model=model,
@@ -207,6 +214,7 @@ class RunContext:
             group=sample.group,
             text=text,
             raw_text=completion.text if text != completion.text else None,
+            meta={UNCLOSED_THINK: True} if cleaned.unclosed_think else {},
             messages=messages,
             params=completion.sent_params,
             finish_reason=completion.finish_reason,
@@ -224,7 +232,8 @@ class RunContext:
         self, *, key: str, model: str, sample: Sample, turn: int, text: str
     ) -> AnswerRecord:
         """Record an answer read from a file, so the run directory is self-contained."""
-        cleaned = strip_reasoning(text)
+        result = clean_answer(text, self.strip_think)
+        cleaned = result.text
         cached = self.done.get(key)
         if isinstance(cached, AnswerRecord) and cached.text == cleaned:
             return cached
@@ -237,6 +246,7 @@ class RunContext:
             origin="imported",
             text=cleaned,
             raw_text=text if cleaned != text else None,
+            meta={UNCLOSED_THINK: True} if result.unclosed_think else {},
         )
         self._commit(record)
         return record
@@ -300,7 +310,7 @@ class RunContext:
             messages=task.messages,
             params=last.sent_params if last else {},
             outputs=outcome.outputs,
-            followup=reply.followup.label if reply.followup and len(outcome.outputs) > 1 else None,
+            followup=_followup_label(reply, outcome),
             parser=reply.parser,
             status="scored" if result.ok else "parse_failed",
             score=outcome.weighted.value if outcome.weighted else result.score,
@@ -342,6 +352,15 @@ class RunContext:
         self.log.append(record)
         self.done[record.key] = record
         self._tokens += record.usage.prompt_tokens + record.usage.completion_tokens
+
+
+def _followup_label(reply: ReplyFormat, outcome: JudgeOutcome) -> str | None:
+    """What followed the first reply: the versioned re-ask text, or the same request again."""
+    if reply.followup is not None and outcome.reasks:
+        return reply.followup.label
+    if outcome.resends:
+        return SAME_REQUEST
+    return None
 
 
 @dataclass

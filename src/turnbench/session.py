@@ -127,12 +127,19 @@ class Session:
             self._warn_callback(message)
 
     # -- preparation (validates everything, writes nothing) -------------------------------
-    def judge_settings(self) -> list[JudgeSettings]:
+    def judge_settings(self, cls: type[Benchmark] | None = None) -> list[JudgeSettings]:
+        """The judges' settings; without --judge-temperature the benchmark's default for the
+        parser mode (0, or none sent where the reference sends none)."""
         options = self.options
         if not options.judge:
             raise UserError("--judge is required")
+        temperature = options.judge_temperature
+        if temperature is None and cls is not None:
+            temperature = cls.default_judge_temperature.get(options.parser, 0.0)
+        elif temperature is None:
+            temperature = 0.0
         sampling = SamplingConfig(
-            temperature=options.judge_temperature,
+            temperature=temperature,
             max_tokens=options.judge_max_tokens,
             extra=options.judge_extra,
             token_param=options.judge_token_param,
@@ -159,7 +166,8 @@ class Session:
         options = self.options
         check_extra_fields(options.model_extra, "--model-extra")
         check_extra_fields(options.judge_extra, "--judge-extra")
-        judges = self.judge_settings()
+        if not options.judge:
+            raise UserError("--judge is required")
         if self.mode == "run":
             if options.model is None:
                 raise UserError("--model is required")
@@ -167,8 +175,9 @@ class Session:
         elif options.answers is None:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
+        judges = self.judge_settings(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
-        files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
+        files = cls.locate_files(locator)
         answer_sampling = None
         if self.mode == "run":
             answer_sampling = SamplingConfig(
@@ -202,13 +211,15 @@ class Session:
         )
         config = RunConfig(
             benchmark=cls.name,
-            benchmark_ref=None if options.benchmark == cls.name else options.benchmark,
+            benchmark_ref=cls.source_ref
+            or (None if options.benchmark == cls.name else options.benchmark),
             mode=self.mode,
             judging=work.judging,
             model=work.model,
             models=[s.model for s in answer_sets],
             judges=judges,
             answer_sampling=answer_sampling,
+            strip_think=options.strip_think,
             options=work.config_options(),
             prompt_versions=self._prompt_versions(work, judges),
             data_sha256=dict(sorted(locator.checksums.items())),
@@ -334,6 +345,7 @@ class Session:
                     ),
                     progress=progress,
                     warn=self.warn,
+                    strip_think=prepared.config.strip_think,
                 )
                 jobs = prepared.work.jobs(ctx, judges)
                 progress.start(

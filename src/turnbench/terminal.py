@@ -73,6 +73,12 @@ def counts_line(results: dict[str, Any]) -> str:
         )
     if counts.get("reasks"):
         parts.append(f"re-asks {counts['reasks']}")
+    if counts.get("unclosed_think"):
+        parts.append(
+            f"[yellow]{counts['unclosed_think']} answer(s) cut off inside <think>[/yellow] "
+            "(judged as empty; raise --max-new-tokens, or judge them as written with "
+            "--no-strip-think)"
+        )
     interval = results.get("overall_ci95")
     if interval:
         parts.append(f"overall 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]")

@@ -82,6 +82,12 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
+def read_text(path: Path) -> str:
+    """A user's text file as UTF-8; an unreadable file or bad UTF-8 is one clear UserError
+    (with the line of the first bad byte)."""
+    return _read_text(path)
+
+
 def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tuple[int, Any]]:
     """(line number, parsed value) for every non-blank line.
 

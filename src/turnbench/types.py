@@ -209,6 +209,8 @@ class JudgmentRecord(BaseModel):
     attempts: int = 1
     latency_s: float = 0.0
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: "judged" here, or "imported" from another tool's finished evaluation
+    origin: Literal["judged", "imported"] = "judged"
     ts: float = Field(default_factory=_now)
 
     @property

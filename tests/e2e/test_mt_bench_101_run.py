@@ -140,7 +140,7 @@ def test_golden_context_run_covers_all_tasks(env, tmp_path, data):
             ]
         expected.append({"role": "user", "content": history[turn - 1]["user"]})
         assert request["messages"] == expected
-        assert (request["temperature"], request["max_tokens"], request["n"]) == (0.0, 1024, 1)
+        assert (request["temperature"], request["max_tokens"], request["n"]) == (0.0, 4096, 1)
     assert asked == data["planned"]  # so turn 1 of CM, AR, CR, FR, SC, SA was never asked
     assert {t for i, t in asked if data["dialogues"][i]["task"] in data["skip"]} >= {2}
     assert all(t > 1 for i, t in asked if data["dialogues"][i]["task"] in data["skip"])

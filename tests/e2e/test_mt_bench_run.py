@@ -53,6 +53,7 @@ def test_run_generates_with_own_history_and_judges(fake_server, env, tmp_path):
         "pending": 0,
         "reasks": 0,
         "answers": 16,
+        "unclosed_think": 0,
     }
     assert set(results["by_turn"]) == {"1", "2"}
     assert len(results["by_category"]) == 8

@@ -1,9 +1,13 @@
-"""Finding a benchmark: the built-in packages by name, or one written elsewhere.
+"""Finding a benchmark: the built-in packages by name, a user's file or folder, or one
+written elsewhere.
 
 A built-in benchmark is a subpackage of `turnbench.benchmarks` whose `__init__` exports
 `BENCHMARK` (its class); nothing lists them by hand, so adding a benchmark means adding its
-package. A benchmark written outside turnbench is named `package.module:ClassName` (a
-`Benchmark` subclass importable from the current environment).
+package. `--benchmark` also takes a user-defined benchmark file (`.yaml`, `.yml`, `.json`;
+`turnbench.custom`), a folder holding a built-in benchmark's files in its layout (a
+translated or domain version, run by that benchmark's rules: `benchmarks.folder`), or a
+benchmark written outside turnbench as `package.module:ClassName` (a `Benchmark` subclass
+importable from the current environment).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from pathlib import Path
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.errors import UserError
@@ -43,16 +48,45 @@ def _import_reference(reference: str) -> type[Benchmark]:
     return cls
 
 
+BENCHMARK_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _looks_like_path(reference: str) -> bool:
+    return (
+        reference.startswith((".", "/", "~"))
+        or "/" in reference
+        or "\\" in reference
+        or reference.lower().endswith(BENCHMARK_FILE_SUFFIXES)
+    )
+
+
 def benchmark_class(reference: str) -> type[Benchmark]:
-    """The benchmark a `--benchmark` value names: a built-in name or `package.module:Class`."""
+    """The benchmark a `--benchmark` value names: a built-in name, a benchmark file, a data
+    folder in a built-in benchmark's layout, or `package.module:Class`."""
     builtin = builtin_benchmarks()
     if reference in builtin:
         return builtin[reference]
-    if ":" in reference and not reference.startswith(("/", ".")):
+    path = Path(reference).expanduser()
+    if path.is_dir():
+        from turnbench.benchmarks.folder import benchmark_for_folder
+
+        return benchmark_for_folder(path, builtin)
+    if path.is_file():
+        if path.suffix.lower() not in BENCHMARK_FILE_SUFFIXES:
+            raise UserError(
+                f"--benchmark {reference}: a benchmark file ends in .yaml, .yml or .json"
+            )
+        from turnbench.custom import benchmark_from_file
+
+        return benchmark_from_file(path)
+    if ":" in reference and not _looks_like_path(reference):
         return _import_reference(reference)
+    if _looks_like_path(reference):
+        raise UserError(f"--benchmark {reference}: no such file or folder")
     raise UserError(
-        f"unknown benchmark {reference!r}; known benchmarks: {', '.join(builtin)} (or "
-        "package.module:ClassName for a benchmark written elsewhere)"
+        f"unknown benchmark {reference!r}; known benchmarks: {', '.join(builtin)} (or a "
+        "benchmark file (.yaml, .yml, .json), a data folder, or package.module:ClassName for "
+        "a benchmark written elsewhere)"
     )
 
 

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from turnbench.data import DataFile
+from turnbench.data import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
 from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
@@ -75,6 +75,9 @@ class JudgeTask:
     kind: VerdictKind = "rating"
     criterion: str | None = None  # tells apart several requests of one turn
     items: int | None = None  # checklist length
+    #: checklist item weights (equal without them): the judgment's score is the weighted
+    #: share of items met
+    weights: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,25 @@ class ReportSpec:
     summary_fields: tuple[str, ...] = ()  # extra results keys shown beside the overall
 
 
+@dataclass(frozen=True)
+class FolderFile:
+    """One data file of a benchmark's folder layout (a user's translated or domain version
+    of it, run with `--benchmark FOLDER`).
+
+    `key` is the data path the benchmark reads it as (a `files` key, e.g.
+    "mt_bench/question.jsonl"); `names` are the paths looked for in the folder, in order (a
+    `*` pattern must match exactly one file). A file the folder lacks is an error when
+    `required`; otherwise the published file is used instead when `published_fallback`
+    (judge prompts, say), and the benchmark does without it when not (reference answers of
+    other questions would be wrong).
+    """
+
+    key: str
+    names: tuple[str, ...]
+    required: bool = True
+    published_fallback: bool = False
+
+
 @dataclass
 class AnswerSet:
     """Answers of one model read from a file or a run directory: sample id -> turn -> text."""
@@ -184,8 +206,15 @@ class Benchmark(ABC):
     parsers: ClassVar[ParserTable] = {
         "rating": {"strict": "rating-strict", "compat": "rating-strict"},
         "verdict": {"strict": "verdict-strict", "compat": "verdict-fastchat"},
+        "checklist": {"strict": "checklist-strict", "compat": "checklist-compat"},
     }
     verdict_kind: ClassVar[VerdictKind] = "rating"  # what single grading asks the judge for
+    #: judge temperature per --parser mode when --judge-temperature is not given (None: the
+    #: field is not sent, as a reference implementation that sends none)
+    default_judge_temperature: ClassVar[Mapping[ParserMode, float | None]] = {
+        "strict": 0.0,
+        "compat": 0.0,
+    }
     default_answer_temperature: ClassVar[float] = 0.0
     default_max_new_tokens: ClassVar[int] = 1024
     supports_pairwise: ClassVar[bool] = False
@@ -199,6 +228,15 @@ class Benchmark(ABC):
     #: the score tables `aggregate` adds to a model's results (documented in the results
     #: schema, and checked against it for this benchmark's runs)
     results_model: ClassVar[type[BaseModel] | None] = None
+    #: what `--benchmark` must name to find this class again (a benchmark file's or data
+    #: folder's absolute path); recorded as the run's `benchmark_ref`
+    source_ref: ClassVar[str | None] = None
+    #: the files of this benchmark's data in a folder of the user's own (its first entry's
+    #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
+    folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
+    #: `turnbench import --format NAME` formats of other tools' finished evaluations of this
+    #: benchmark: NAME -> "module:function", a `turnbench.importing.Reader`
+    importers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files
@@ -215,6 +253,14 @@ class Benchmark(ABC):
     def data_files(cls) -> list[DataFile]:
         """The pinned data files this benchmark reads (looked up, verified, downloaded)."""
         return []
+
+    @classmethod
+    def locate_files(cls, locator: DataLocator) -> dict[str, Path]:
+        """The files to read: the pinned `data_files`, verified (downloaded when missing). A
+        benchmark that brings its own files (a user's benchmark file or data folder) returns
+        them through `locator.record_unpinned`, which records their checksums instead."""
+        entries = cls.data_files()
+        return locator.require_files(cls.name, entries) if entries else {}
 
     @property
     @abstractmethod
@@ -257,7 +303,11 @@ class Benchmark(ABC):
     def judge_tasks(
         self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
     ) -> list[JudgeTask]:
-        """The judge requests for the answer to `turn`, given the conversation before it."""
+        """The judge requests for the answer to `turn`, given the conversation before it.
+
+        Which requests a turn gets (their criteria) must not depend on the answer's text.
+        An empty list is allowed: the turn is scored by `aggregate` from its answer alone.
+        """
 
     def pair_task(
         self,
@@ -276,7 +326,7 @@ class Benchmark(ABC):
 
     def reply_format(self, task: JudgeTask) -> ReplyFormat:
         parser = self.parsers[task.kind][self.settings.parser]
-        return standard_format(task.kind, parser)
+        return standard_format(task.kind, parser, items=task.items, weights=task.weights)
 
     @abstractmethod
     def prompt_versions(self) -> dict[str, str]:
@@ -322,7 +372,13 @@ class Benchmark(ABC):
 
 @dataclass(frozen=True)
 class JudgedTurn:
-    """One planned judged turn of one model, as the log has it."""
+    """One planned judged turn of one model (one per judge request of the turn), as the log
+    has it, with the model's (cleaned) answer when it has one.
+
+    A turn that gets no judge request (a benchmark whose checks of that turn need no judge)
+    is one item with criterion None: "scored" once the turn is answered, else "pending";
+    the benchmark scores it from `answer`.
+    """
 
     sample: Sample
     turn: int
@@ -333,3 +389,4 @@ class JudgedTurn:
     reason: str | None = None  # why it failed
     criterion: str | None = None
     scoring: str | None = None  # with --judge-scoring weighted: "weighted" or "parsed-fallback"
+    answer: str | None = None

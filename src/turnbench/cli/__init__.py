@@ -11,6 +11,7 @@ import sys
 from turnbench.cli import (  # noqa: F401  (they register their commands)
     agreement_cmd,
     data_cmd,
+    import_cmd,
     rank_cmd,
     report_cmd,
     run_cmd,

@@ -39,8 +39,11 @@ def _opt(*decls: str, **kwargs: Any) -> Any:
 
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("benchmark", str, "mt-bench", _opt("--benchmark", "-b", help="mt-bench, mt-bench-101, "
-         "or package.module:ClassName for a benchmark written elsewhere.")),
+    Flag("benchmark", str, "mt-bench", _opt("--benchmark", "-b", help="A built-in benchmark "
+         "(mt-bench, mt-bench-101, ...; `turnbench data status` lists them), a benchmark file "
+         "(.yaml, .yml, .json; docs/custom-benchmarks.md), a data folder in a built-in "
+         "benchmark's layout (e.g. FastChat's question.jsonl, reference_answer/, "
+         "judge_prompts.jsonl), or package.module:ClassName.")),
     Flag("model", str | None, None, _opt("--model", "-m", help="Model under test, e.g. "
          "openai/NAME or local/smollm2."), frozenset({RUN})),
     Flag("model_base_url", list[str] | None, None, _opt("--model-base-url", help="Model endpoint "
@@ -81,17 +84,23 @@ FLAGS: tuple[Flag, ...] = (
          "the model (default: none; the server applies the model's chat template)."),
          frozenset({RUN})),
     Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, help="Answer token "
-         "limit (default: the benchmark's, 1024 for MT-Bench)."), frozenset({RUN})),
+         "limit (default: the benchmark's, 1024 for MT-Bench, 4096 for MT-Bench-101)."),
+         frozenset({RUN})),
     Flag("temperature", float | None, None, _opt("--temperature", min=0.0, help="Answer "
          "temperature for every sample (default: the benchmark's own table)."),
          frozenset({RUN})),
     Flag("model_extra", str | None, None, _opt("--model-extra", help="Extra JSON fields for "
          "answer requests."), frozenset({RUN})),
     Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
+    Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
+         "<think>...</think> blocks from answers before judging (an answer cut off inside one "
+         "is judged as empty and counted); --no-strip-think judges the text as written.")),
     Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
          "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),
-    Flag("judge_temperature", float, 0.0, _opt("--judge-temperature", min=0.0)),
+    Flag("judge_temperature", float | None, None, _opt("--judge-temperature", min=0.0,
+         help="Judge temperature (default 0; none is sent with StructFlowBench's --parser "
+         "compat, as its reference sends none).")),
     Flag("judge_extra", str | None, None, _opt("--judge-extra", help="Extra JSON fields for "
          "judge requests, e.g. '{\"seed\": 1}'.")),
     Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
@@ -104,6 +113,9 @@ FLAGS: tuple[Flag, ...] = (
          "history the model sees (default golden).")),
     Flag("reference_mode", Literal["compat", "golden-answer"] | None, None, _opt(
          "--reference-mode", help="MT-Bench-101 MR/GR reference (default compat).")),
+    Flag("history_format", Literal["chat", "flat"] | None, None, _opt("--history-format",
+         help="StructFlowBench: earlier turns as chat messages (chat, the default) or "
+         "flattened into one user message as the reference sends them (flat).")),
     Flag("reference_file", Path | None, None, _opt("--reference-file", help="MT-Bench: answer "
          "file whose entries replace the official reference answers.")),
     Flag("dry_run", bool, False, _opt("--dry-run", help="Print what would be requested (counts, "

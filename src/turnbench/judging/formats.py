@@ -11,13 +11,13 @@ follow-up text from the package data.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Literal
 
-from turnbench.judging.parsers import PARSERS, ParseResult
+from turnbench.judging.parsers import CHECKLIST_PARSERS, PARSERS, ParseResult, checklist_score
 from turnbench.types import ReplyConstraint
 
 VerdictKind = Literal["rating", "verdict", "checklist"]
@@ -54,6 +54,14 @@ class ReplyFormat:
     followup: Followup | None  # None: an unreadable reply is final (no re-ask)
     constraint: ReplyConstraint | None = None  # for backends that can constrain decoding
     weighted: bool = False  # a 1-10 rating that --judge-scoring weighted can weigh
+    #: requests in all (the first included) while the parser asks for the same request
+    #: again (`ParseResult.retry`): how a reference implementation retries, with no
+    #: follow-up text; 1 = never
+    resend_tries: int = 1
+
+
+#: StructFlowBench's evaluate.py sends a checklist request up to 5 times (`--max_try`).
+RESEND_TRIES = {"checklist-compat": 5}
 
 
 def rating_constraint() -> ReplyConstraint:
@@ -65,9 +73,21 @@ def verdict_constraint() -> ReplyConstraint:
 
 
 def standard_format(
-    kind: VerdictKind, parser: str, parse: Callable[[str], ParseResult] | None = None
+    kind: VerdictKind,
+    parser: str,
+    parse: Callable[[str], ParseResult] | None = None,
+    *,
+    items: int | None = None,
+    weights: Sequence[float] | None = None,
 ) -> ReplyFormat:
-    """A reply format for one of the registered parsers (or a given `parse` function)."""
+    """A reply format for one of the registered parsers (or a given `parse` function).
+
+    A checklist parser needs the number of check-list `items`; the reply's score is the
+    weighted share of items met (`weights`, equal without them)."""
+    if kind == "checklist" and parse is None:
+        if items is None:
+            raise ValueError("a checklist reply format needs the number of items")
+        parse = checklist_reader(parser, items, weights)
     constraint = {"rating": rating_constraint, "verdict": verdict_constraint}.get(kind)
     return ReplyFormat(
         parser=parser,
@@ -75,4 +95,25 @@ def standard_format(
         followup=followup(kind),
         constraint=constraint() if constraint else None,
         weighted=kind == "rating",
+        resend_tries=RESEND_TRIES.get(parser, 1),
     )
+
+
+def checklist_reader(
+    parser: str, items: int, weights: Sequence[float] | None = None
+) -> Callable[[str], ParseResult]:
+    """`parse` for a checklist of `items` items: the verdicts and their weighted score."""
+    read = CHECKLIST_PARSERS[parser]
+    shares = tuple(weights) if weights is not None else None
+    if shares is not None and len(shares) != items:
+        raise ValueError(f"{len(shares)} weights for {items} check-list items")
+
+    def parse(text: str) -> ParseResult:
+        result = read(text, items)
+        if result.checklist is None:
+            return result
+        return ParseResult(
+            score=checklist_score(result.checklist, shares), checklist=result.checklist
+        )
+
+    return parse

@@ -32,6 +32,8 @@ class JudgeOutcome:
     last: Completion | None = None
     completions: list[Completion] = field(default_factory=list)
     weighted: WeightedRating | None = None  # with --judge-scoring weighted, when available
+    resends: int = 0  # the same request sent again (`ReplyFormat.resend_tries`)
+    reasks: int = 0  # follow-ups sent
 
 
 def reask_messages(messages: list[Message], reply: str, text: str) -> list[Message]:
@@ -48,12 +50,15 @@ async def judge_with_reasks(
 ) -> JudgeOutcome:
     """Ask, parse, and re-ask while the reply is unreadable.
 
-    Raises RequestFailedError only when the first request fails: nothing was paid for.
+    A reply the parser wants sent again (`ParseResult.retry`) repeats the original request,
+    up to `reply.resend_tries` requests in all; any other unreadable reply gets a follow-up
+    (up to `max_reasks`). Raises RequestFailedError only when the first request fails:
+    nothing was paid for.
     """
     outcome = JudgeOutcome(outputs=[], result=ParseResult(error="not asked"))
     request = messages
-    rounds = 1 + (max(0, max_reasks) if reply.followup is not None else 0)
-    for _ in range(rounds):
+    reasks = max(0, max_reasks) if reply.followup is not None else 0
+    while True:
         try:
             completion = await backend.complete(
                 request, params if request is messages else (reask_params or params)
@@ -73,7 +78,14 @@ async def judge_with_reasks(
         outcome.latency_s += completion.latency_s
         outcome.last = completion
         outcome.result = reply.parse(completion.text)
-        if outcome.result.ok or reply.followup is None:
+        if outcome.result.ok:
             break
-        request = reask_messages(messages, completion.text, reply.followup.text)
+        if outcome.result.retry and 1 + outcome.resends < reply.resend_tries:
+            outcome.resends += 1
+            request = messages
+        elif reply.followup is not None and outcome.reasks < reasks:
+            outcome.reasks += 1
+            request = reask_messages(messages, completion.text, reply.followup.text)
+        else:
+            break
     return outcome

@@ -70,7 +70,7 @@ def texts_from_data(
         return {}, f"benchmark {benchmark!r} is not available here"
     locator = DataLocator(data_dir, allow_download=False)
     try:
-        files = locator.require_files(cls.name, cls.data_files()) if cls.data_files() else {}
+        files = cls.locate_files(locator)
         return texts_from_samples(cls(files, BenchmarkSettings()).all_samples()), None
     except (UserError, KeyError, OSError) as error:
         message = getattr(error, "message", str(error))

@@ -22,6 +22,7 @@ from turnbench.benchmarks.base import (
     BenchmarkSettings,
     Chart,
     ComparisonRule,
+    FolderFile,
     JudgedTurn,
     JudgeTask,
     Pair,
@@ -103,6 +104,24 @@ class MTBench(Benchmark):
     exports = ("fastchat",)
     results_model = MTBenchTables
     turns_per_sample = 2
+    #: FastChat's `data/mt_bench/` layout (its judge prompts live one level up, in `data/`)
+    folder_layout = (
+        FolderFile(QUESTIONS, ("question.jsonl",)),
+        FolderFile(
+            REFERENCES,
+            ("reference_answer/gpt-4.jsonl", "reference_answer/*.jsonl"),
+            required=False,
+        ),
+        FolderFile(
+            JUDGE_PROMPTS,
+            ("judge_prompts.jsonl", "../judge_prompts.jsonl"),
+            required=False,
+            published_fallback=True,
+        ),
+    )
+    importers: ClassVar[Mapping[str, str]] = {
+        "fastchat": "turnbench.benchmarks.mt_bench.importer:read_fastchat"
+    }
     report = ReportSpec(
         charts=(
             Chart("radar", "by_category", "MT-Bench score per category", "radar chart of "
@@ -129,7 +148,10 @@ class MTBench(Benchmark):
         self.questions = load_questions(files[QUESTIONS])
         self.by_id = {q.question_id: q for q in self.questions}
         self.prompts = load_judge_prompts(files[JUDGE_PROMPTS])
-        self.references = load_references(files[REFERENCES], self.by_id)
+        # a user's own set may have no reference answers (then it needs no reference category)
+        self.references = (
+            load_references(files[REFERENCES], self.by_id) if REFERENCES in files else {}
+        )
         self._reference_sha: str | None = None
         reference_file = settings.options.get("reference_file")
         if reference_file is not None:

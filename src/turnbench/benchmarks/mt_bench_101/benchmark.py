@@ -24,6 +24,7 @@ from turnbench.benchmarks.base import (
     BenchmarkSettings,
     Chart,
     ComparisonRule,
+    FolderFile,
     JudgedTurn,
     JudgeTask,
     Pair,
@@ -109,9 +110,14 @@ class MTBench101(Benchmark):
     parsers: ClassVar[ParserTable] = {
         "rating": {"strict": "rating-strict", "compat": "rating-opencompass"}
     }
+    default_max_new_tokens = 4096  # the reference example's max_out_len; 1024 cuts answers
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
     option_names = frozenset({"context", "reference_mode"})
     results_model = MTBench101Tables
+    folder_layout = (
+        FolderFile(DIALOGUES, ("mtbench101.jsonl",)),
+        FolderFile(JUDGE_PROMPTS, ("judge_prompts.json",), False, published_fallback=True),
+    )
     report = ReportSpec(
         charts=(
             Chart("radar", "by_task", "MT-Bench-101 score per task",

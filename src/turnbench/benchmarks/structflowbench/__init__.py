@@ -1,0 +1,4 @@
+from turnbench.benchmarks.structflowbench.benchmark import StructFlowBench
+
+BENCHMARK = StructFlowBench
+__all__ = ["BENCHMARK", "StructFlowBench"]

@@ -1,0 +1,94 @@
+"""`turnbench import`: another tool's finished evaluation as a turnbench run (no API call).
+
+The formats are declared by the benchmarks they belong to (`Benchmark.importers`), so a new
+benchmark brings its own formats without a change here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from turnbench.cli.app import app
+from turnbench.cli.output import print_results, print_warning
+
+
+@app.command("import")
+def import_(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="The other tool's files: a file or a folder (structflowbench: one "
+            "*_evaluate.json or a folder of them; fastchat: a data/mt_bench folder).",
+        ),
+    ],
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="structflowbench or fastchat."),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
+    judge_name: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-name",
+            help="The judge's name in the run (default: named after the files' provenance, "
+            "e.g. fastchat/gpt-4).",
+        ),
+    ] = None,
+    mode: Annotated[
+        Literal["auto", "single", "pairwise"],
+        typer.Option(
+            "--mode",
+            help="fastchat: single or pairwise judgments (auto: single if the folder has them).",
+        ),
+    ] = "auto",
+    judgments: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgments",
+            help="fastchat: the judgment file to import, when model_judgment/ holds several.",
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir", help="Benchmark data folder (else $TURNBENCH_DATA_DIR, the user cache)."
+        ),
+    ] = None,
+    no_download: Annotated[
+        bool, typer.Option("--no-download", help="Never fetch data files.")
+    ] = False,
+) -> None:
+    """Turn another tool's finished evaluation (answers and judge verdicts) into a run
+    directory that report, compare and export read like any other; nothing is sent."""
+    from turnbench.importing import ImportOptions, read_import, write_import
+    from turnbench.session import EXIT_INCOMPLETE, EXIT_OK, RunResult
+
+    options = ImportOptions(
+        judge_name=judge_name,
+        mode=mode,
+        judgments=judgments,
+        data_dir=data_dir,
+        download=not no_download,
+    )
+    imported = read_import(fmt, source, options)  # everything is validated before writing
+    results = write_import(imported, out, warn=print_warning)
+    console = Console(highlight=False)
+    for note in imported.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    complete = bool(results.get("complete"))
+    print_results(
+        console,
+        RunResult(
+            out=out,
+            results=results,
+            status="finished",
+            message=None if complete else "the imported files do not cover every planned turn",
+            exit_code=EXIT_OK if complete else EXIT_INCOMPLETE,
+        ),
+    )
+    raise typer.Exit(EXIT_OK if complete else EXIT_INCOMPLETE)

@@ -1,0 +1,252 @@
+"""A user-defined benchmark file as a `Benchmark`: `--benchmark path/to/bench.yaml`.
+
+`benchmark_from_file` validates the file (every mistake with its line, before anything is
+sent) and returns a class bound to it. Its content is the file, recorded by checksum in
+provenance and in the run identity (editing the file between invocations of one run
+directory is refused like any other change of settings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from turnbench.answers import load_turn_answers
+from turnbench.benchmarks.base import (
+    AnswerSet,
+    Benchmark,
+    BenchmarkSettings,
+    Chart,
+    ComparisonRule,
+    JudgedTurn,
+    JudgeTask,
+    Pair,
+    ParserTable,
+    ReportSpec,
+    Sample,
+    ScoreTable,
+    Turn,
+    select_first,
+)
+from turnbench.custom.prompts import (
+    CHECKLIST_PROMPT,
+    RUBRIC_PROMPT,
+    checklist_messages,
+    rubric_messages,
+)
+from turnbench.custom.scoring import CHECKLIST_CRITERION, score_tables
+from turnbench.custom.spec import BenchmarkSpec, DialogueSpec, load_spec
+from turnbench.data import DataLocator
+from turnbench.judging.formats import followup
+from turnbench.types import Message
+
+
+class CustomTables(BaseModel):
+    """A user-defined benchmark's tables (scores from 0 to 1): `by_tag` the mean dialogue
+    score per tag, `by_check` the share of checks and checklist questions met per name,
+    `by_turn` the mean turn score per position, `by_dialogue` every dialogue's score,
+    `rubric_mean` the mean 1-10 rubric rating, `turns` every judged turn in detail."""
+
+    history: str
+    dialogue_score: str
+    by_tag: dict[str, float | None]
+    by_check: dict[str, float | None]
+    by_turn: dict[str, float | None]
+    by_dialogue: dict[str, float | None]
+    rubric_mean: float | None
+    turns: list[dict[str, Any]]
+    incomplete_dialogue_ids: list[int | str]
+
+
+class CustomBenchmark(Benchmark):
+    """Rules shared by every benchmark file; `benchmark_from_file` binds one file."""
+
+    spec: ClassVar[BenchmarkSpec]
+    path: ClassVar[Path]
+    name = "custom"
+    description = "a user-defined benchmark"
+    sample_noun = "dialogues"
+    group_kind = "tag"
+    parsers: ClassVar[ParserTable] = {
+        "rating": {"strict": "rating-strict", "compat": "rating-fastchat"},
+        "checklist": {"strict": "checklist-strict", "compat": "checklist-compat"},
+    }
+    results_model = CustomTables
+    report = ReportSpec(
+        charts=(
+            Chart("bars", "by_tag", "Score per tag", "bar chart of the mean score per tag",
+                  horizontal=True),
+            Chart("bars", "by_check", "Share met per check", "bar chart of the share of "
+                  "checks met per check name", horizontal=True),
+        ),
+        tables=(
+            ScoreTable("Tags", "by_tag", total_field="overall", row_title="tag"),
+            ScoreTable("Checks (share met)", "by_check", row_title="check"),
+            ScoreTable("Mean score per turn", "by_turn", row_title="turn"),
+        ),
+        overall_note="user-defined benchmark: mean dialogue score (0-1; each turn the "
+        "weighted share of its requirements met)",
+        summary_fields=("history", "dialogue_score"),
+    )  # fmt: skip
+
+    def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
+        super().__init__(files, settings)
+        self._all = [self._sample(d) for d in self.spec.dialogues]
+        self._planned = select_first(self._all, settings.limit)
+        planned = {s.id for s in self._planned}
+        self.planned_dialogues = [d for d in self.spec.dialogues if d.id in planned]
+
+    @staticmethod
+    def _sample(dialogue: DialogueSpec) -> Sample:
+        return Sample(
+            id=dialogue.id,
+            group=dialogue.tags[0] if dialogue.tags else None,
+            turns=tuple(
+                Turn(user=t.user, golden=t.golden, judged=t.judged) for t in dialogue.turns
+            ),
+            source=dialogue,
+        )
+
+    @classmethod
+    def locate_files(cls, locator: DataLocator) -> dict[str, Path]:
+        return locator.record_unpinned({f"custom/{cls.path.name}": cls.path})
+
+    @property
+    def samples(self) -> list[Sample]:
+        return self._planned
+
+    def all_samples(self) -> list[Sample]:
+        return self._all
+
+    @property
+    def history(self) -> str:
+        return self.spec.history
+
+    # -- asking ----------------------------------------------------------------------------
+    def answer_messages(self, sample: Sample, turn: int, earlier: Sequence[Pair]) -> list[Message]:
+        messages = super().answer_messages(sample, turn, earlier)
+        given = self.settings.answer.system_prompt if self.settings.answer else None
+        if given is None and self.spec.system is not None:
+            messages.insert(0, {"role": "system", "content": self.spec.system})
+        return messages
+
+    # -- judging ---------------------------------------------------------------------------
+    def judge_tasks(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
+    ) -> list[JudgeTask]:
+        spec = sample.source.turns[turn - 1]
+        tasks = []
+        if spec.rubric is not None:
+            messages = rubric_messages(spec.rubric, earlier, spec.user, answer, spec.reference)
+            tasks.append(JudgeTask(RUBRIC_PROMPT, messages, kind="rating"))
+        if spec.checklist:
+            messages = checklist_messages(
+                spec.checklist, earlier, spec.user, answer, spec.reference
+            )
+            tasks.append(
+                JudgeTask(
+                    CHECKLIST_PROMPT,
+                    messages,
+                    kind="checklist",
+                    criterion=CHECKLIST_CRITERION,
+                    items=len(spec.checklist),
+                    weights=tuple(item.weight for item in spec.checklist),
+                )
+            )
+        return tasks
+
+    def prompt_versions(self) -> dict[str, str]:
+        mode = self.settings.parser
+        versions = {
+            "judge_prompts": f"{RUBRIC_PROMPT},{CHECKLIST_PROMPT}",
+            "parser": f"{self.parsers['rating'][mode]},{self.parsers['checklist'][mode]}",
+            "format": f"turnbench-custom-v{self.spec.version}",
+        }
+        if mode == "strict":
+            versions["reask_checklist"] = followup("checklist").label
+        return versions
+
+    def config_options(self) -> dict[str, Any]:
+        return {"history": self.spec.history, "dialogue_score": self.spec.dialogue_score}
+
+    # -- answer files ----------------------------------------------------------------------
+    def load_answer_file(self, path: Path) -> AnswerSet:
+        """JSONL rows `{"id", "turn", "answer"}`, one per judged turn (with self history,
+        one per turn: later turns are judged after the model's own earlier answers)."""
+        samples = {s.id: s for s in self._all}
+        turns_of = Sample.asked_turns if self.spec.history == "self" else Sample.judged_turns
+        return load_turn_answers(
+            path,
+            samples,
+            [(s.id, t) for s in self._planned for t in turns_of(s)],
+            unknown_id=lambda i: f"id {i!r} is not a dialogue of {self.name}",
+            not_judged=lambda s, t: f"turn {t} of dialogue {s.id!r} is not judged",
+            answered=turns_of,
+        )
+
+    # -- results ---------------------------------------------------------------------------
+    def describe(self, sample: Sample) -> dict[str, Any]:
+        return {"id": sample.id}
+
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+        return score_tables(self.spec, self.planned_dialogues, judged)
+
+    def results_header(self) -> dict[str, Any]:
+        return {"benchmark_file": str(self.path)}
+
+    @classmethod
+    def render_table(cls, results: Mapping[str, Any]) -> Any:
+        from rich.console import Group
+        from rich.markup import escape
+
+        from turnbench.terminal import score_table
+
+        rows: list[list[Any]] = []
+        rows += [[f"tag: {escape(t)}", v] for t, v in results.get("by_tag", {}).items()]
+        rows += [[f"check: {escape(n)}", v] for n, v in results.get("by_check", {}).items()]
+        rows += [[f"turn {turn}", value] for turn, value in results.get("by_turn", {}).items()]
+        if results.get("rubric_mean") is not None:
+            rows.append(["rubric (mean rating, 1-10)", results["rubric_mean"]])
+        table = score_table(
+            escape(f"{results['benchmark']}: {results['model']}"),
+            ["", "score"],
+            rows,
+            ("overall", results.get("overall")),
+        )
+        counts = results.get("counts", {})
+        note = (
+            f"scores 0-1: share of requirements met; dialogue = {results.get('dialogue_score')} "
+            f"of its turns; {counts.get('dialogues_scored', 0)}/{counts.get('dialogues', 0)} "
+            f"dialogues scored; checks passed {counts.get('checks_passed', 0)}/"
+            f"{counts.get('checks_run', 0)}"
+        )
+        return Group(table, note)
+
+
+def benchmark_from_file(path: Path) -> type[CustomBenchmark]:
+    """The benchmark a file defines, validated, as a class bound to the file."""
+    from turnbench.benchmarks import builtin_benchmarks
+
+    path = path.expanduser().resolve()
+    spec = load_spec(path, reserved=builtin_benchmarks())
+    attributes = {
+        "spec": spec,
+        "path": path,
+        "name": spec.name,
+        "description": spec.description or f"user-defined benchmark {spec.name} ({path.name})",
+        "source_ref": str(path),
+        "default_answer_temperature": spec.temperature,
+        "default_max_new_tokens": spec.max_new_tokens,
+        "comparison": ComparisonRule(
+            combine=spec.dialogue_score,
+            overall="mean",
+            need_complete=spec.dialogue_score == "min",
+            score_range=(1.0, 10.0),
+        ),
+        "__doc__": f"The user-defined benchmark {spec.name} in {path}.",
+    }
+    return type("CustomBenchmark_" + spec.name.replace("-", "_").replace(".", "_"),
+                (CustomBenchmark,), attributes)  # fmt: skip

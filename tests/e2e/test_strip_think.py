@@ -1,0 +1,88 @@
+"""`--strip-think` (the default) and `--no-strip-think`: what the judge sees of a reasoning
+model's answers, how an answer cut off inside `<think>` is counted, and provenance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from turnbench.cleaning import clean_answer
+from turnbench.testing.fake_server import FakeServer, Reply
+
+WRITING_1 = 81  # the first writing question: with --limit 1, one question per category
+
+
+@pytest.mark.parametrize(
+    ("raw", "strip", "text", "unclosed"),
+    [
+        ("<think>step 1</think>\nThe answer is 4.", True, "The answer is 4.", False),
+        ("Intro <think>a</think> and <think>b</think>end", True, "Intro and end", False),
+        ("<think>cut off by the token limit", True, "", True),
+        ("  \n<think>cut off", True, "", True),
+        ("Answer first <think>never closed", True, "Answer first <think>never closed", False),
+        ("No reasoning here.", True, "No reasoning here.", False),
+        ("<think>cut off", False, "<think>cut off", False),
+        ("<think>a</think>b", False, "<think>a</think>b", False),
+    ],
+)
+def test_cleaning(raw, strip, text, unclosed):
+    cleaned = clean_answer(raw, strip)
+    assert (cleaned.text, cleaned.unclosed_think) == (text, unclosed)
+
+
+def responder(request: dict) -> Reply:
+    if request["model"] == "judge-model":
+        return Reply(content="Rating: [[5]]")
+    first = request["messages"][0]["content"]
+    if first.startswith("Compose an engaging travel blog post"):  # question 81
+        if len(request["messages"]) == 1:
+            return Reply(content="<think>plan the post", finish_reason="length")
+        return Reply(content="<think>short</think>Second answer.")
+    return Reply(content="<think>reasoning</think>Plain answer.")
+
+
+def run(out: Path, env: dict, *extra: str) -> tuple[dict, list[dict], object]:
+    server = FakeServer(responder=responder).start()
+    try:
+        done = run_cli(
+            ["run", "--benchmark", "mt-bench", "--model", "openai/m", "--model-base-url",
+             server.base_url, "--judge", "openai/judge-model", "--judge-base-url",
+             server.base_url, "--out", str(out), "--limit", "1", "--no-progress", *extra],
+            env,
+        )  # fmt: skip
+        judged = [r for r in server.requests if r["model"] == "judge-model"]
+    finally:
+        server.stop()
+    results = json.loads((out / "results.json").read_text("utf-8")) if done.returncode < 2 else {}
+    return results, judged, done
+
+
+def test_think_blocks_are_removed_and_a_cut_off_answer_is_counted(env, tmp_path):
+    results, judged, done = run(tmp_path / "strip", env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    prompts = "\n".join(r["messages"][1]["content"] for r in judged)
+    assert "<think>" not in prompts and "Plain answer." in prompts
+    assert results["provenance"]["strip_think"] is True
+    assert results["counts"]["unclosed_think"] == 1
+    assert results["unclosed_think"] == [{"sample_id": WRITING_1, "turn": 1}]
+    assert "1 answer(s) cut off inside <think>" in done.stdout
+    log = [json.loads(line) for line in (tmp_path / "strip/log.jsonl").open(encoding="utf-8")]
+    cut = [r for r in log if r["kind"] == "answer" and r["meta"].get("unclosed_think")]
+    assert len(cut) == 1 and cut[0]["text"] == "" and cut[0]["raw_text"] == "<think>plan the post"
+
+
+def test_no_strip_think_judges_the_text_as_written(env, tmp_path):
+    out = tmp_path / "raw"
+    results, judged, done = run(out, env, "--no-strip-think")
+    assert done.returncode == 0, done.stdout + done.stderr
+    prompts = "\n".join(r["messages"][1]["content"] for r in judged)
+    assert "<think>reasoning</think>Plain answer." in prompts
+    assert "<think>plan the post" in prompts
+    assert results["provenance"]["strip_think"] is False
+    assert results["counts"]["unclosed_think"] == 0 and results["unclosed_think"] == []
+    # the switch changes what is judged, so a resume with the other setting is refused
+    _, _, again = run(out, env)
+    assert again.returncode == 2 and "strip_think: false -> true" in again.stdout + again.stderr
