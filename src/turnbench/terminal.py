@@ -64,7 +64,7 @@ def counts_line(results: dict[str, Any]) -> str:
     if counts.get("failed"):
         parts.append(
             f"[yellow]unparseable {counts['failed']}[/yellow] (judge gave no valid "
-            "rating after its re-asks; not averaged in)"
+            "verdict after its re-asks; not averaged in)"
         )
     if counts.get("pending"):
         parts.append(
