@@ -54,7 +54,11 @@ def judgment_key(
 ) -> str:
     """One single-grading judgment; `criterion` tells apart several judge requests of one
     turn (a custom benchmark's rubric and checklist), `repeat` the repeats of one item."""
-    return _key("judgment", judge, model, sample_id, turn, criterion, repeat)
+    part = _part
+    return (
+        f'["judgment",{part(judge)},{part(model)},{part(sample_id)},{part(turn)},'
+        f"{part(criterion)},{part(repeat)}]"
+    )
 
 
 def game_key(

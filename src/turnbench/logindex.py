@@ -47,8 +47,8 @@ def text_digest(text: str) -> bytes:
 
 
 # -- which records can be trusted ---------------------------------------------------------------
-def _finite(*values: float | None) -> bool:
-    return all(value is None or math.isfinite(value) for value in values)
+def _finite(value: float | None) -> bool:
+    return value is None or value - value == 0  # False for NaN and both infinities
 
 
 def record_problem(record: AnswerRecord | JudgmentRecord, key: str | None = None) -> str | None:
@@ -116,6 +116,8 @@ class AnswerDone:
     digest: bytes
     text: str | None  # generated answers only (later turns are built on them)
     finish_reason: str | None = None
+    offset: int = -1  # where its line starts in the log (readers fetch the record again)
+    length: int = 0
 
     def same_text(self, text: str) -> bool:
         return self.digest == text_digest(text)
@@ -146,6 +148,8 @@ class JudgmentDone:
     reasks: int
     model_a: str | None = None  # pairwise: the models shown as A and B
     model_b: str | None = None
+    offset: int = -1  # where its line starts in the log (readers fetch the record again)
+    length: int = 0
 
     @property
     def is_game(self) -> bool:
@@ -156,15 +160,28 @@ class JudgmentDone:
         """What a pairwise record keeps in `meta` (the readers of whole records use it)."""
         if self.pair is None:
             return {}
-        return {
-            "pair": list(self.pair),
-            "order": self.order,
-            "model_a": self.model_a,
-            "model_b": self.model_b,
-        }
+        shown = {"pair": list(self.pair), "order": self.order}
+        for name, value in (("model_a", self.model_a), ("model_b", self.model_b)):
+            if value is not None:
+                shown[name] = value
+        return shown
 
 
 Done = AnswerDone | JudgmentDone
+
+
+GROUP_META_KEYS = ("category", "task")
+
+
+def record_group(record: AnswerRecord | JudgmentRecord | FailureRecord) -> str | None:
+    """The sample's category or task (schema-1 records kept it in `meta`)."""
+    if record.group:
+        return record.group
+    for name in GROUP_META_KEYS:
+        value = record.meta.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
@@ -173,7 +190,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         model=record.model,
         sample_id=record.sample_id,
         turn=record.turn,
-        group=record.group,
+        group=record_group(record),
         origin=record.origin,
         digest=text_digest(record.text),
         text=record.text if record.origin == "generated" else None,
@@ -182,19 +199,19 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
 
 
 def judgment_done(record: JudgmentRecord, key: str) -> JudgmentDone:
-    pair = record.pair_models()
     meta = record.meta
+    pair = record.pair if record.pair is not None or not meta else record.pair_models()
     return JudgmentDone(
         key=key,
         judge=record.judge,
         model=record.model,
         sample_id=record.sample_id,
         turn=record.turn,
-        group=record.group,
+        group=record_group(record),
         criterion=record.criterion,
         repeat=record.repeat,
         pair=pair,
-        order=record.game_order(),
+        order=record.game_order() if pair is not None else None,
         prompt_name=record.prompt_name,
         parser=record.parser,
         status=record.status,
@@ -209,40 +226,70 @@ def judgment_done(record: JudgmentRecord, key: str) -> JudgmentDone:
 
 
 # -- usage and provenance -----------------------------------------------------------------------
-@dataclass
 class RoleTotals:
     """Tokens one role used, over every record it logged (a redone item counts twice: it
-    was paid twice). `batch` is the part of `usage` paid at batch prices."""
+    was paid twice). `batch` is the part of `usage` paid at batch prices. (Plain counters:
+    one is added per record of a large log.)"""
 
-    usage: Usage = field(default_factory=Usage)
-    batch: Usage = field(default_factory=Usage)
-    requests_logged: int = 0
+    __slots__ = ("_batch", "_live", "requests_logged")
+
+    def __init__(self) -> None:
+        self._live = [0, 0, 0, 0]  # prompt, completion, cached prompt, cache creation
+        self._batch = [0, 0, 0, 0]
+        self.requests_logged = 0
 
     def add(self, usage: Usage, batch: Usage | None) -> None:
-        self.usage = self.usage + usage
+        live = self._live
+        live[0] += usage.prompt_tokens
+        live[1] += usage.completion_tokens
+        live[2] += usage.cached_prompt_tokens
+        live[3] += usage.cache_creation_tokens
         if batch is not None:
-            self.batch = self.batch + batch
+            part = self._batch
+            part[0] += batch.prompt_tokens
+            part[1] += batch.completion_tokens
+            part[2] += batch.cached_prompt_tokens
+            part[3] += batch.cache_creation_tokens
         self.requests_logged += 1
 
-    def __add__(self, other: RoleTotals) -> RoleTotals:
-        return RoleTotals(
-            self.usage + other.usage,
-            self.batch + other.batch,
-            self.requests_logged + other.requests_logged,
+    @staticmethod
+    def _usage(counts: list[int]) -> Usage:
+        return Usage(
+            prompt_tokens=counts[0],
+            completion_tokens=counts[1],
+            cached_prompt_tokens=counts[2],
+            cache_creation_tokens=counts[3],
         )
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage(self._live)
+
+    @property
+    def batch(self) -> Usage:
+        return self._usage(self._batch)
+
+    def __add__(self, other: RoleTotals) -> RoleTotals:
+        total = RoleTotals()
+        total._live = [a + b for a, b in zip(self._live, other._live, strict=True)]
+        total._batch = [a + b for a, b in zip(self._batch, other._batch, strict=True)]
+        total.requests_logged = self.requests_logged + other.requests_logged
+        return total
 
 
 class Distinct:
     """The distinct values of one provenance field, in first-seen order."""
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_last", "_seen")
 
     def __init__(self) -> None:
         self._seen: dict[str, Any] = {}
+        self._last: Any = None
 
     def add(self, value: Any) -> None:
-        if value is None:
+        if value is None or value == self._last:  # (most records repeat the one before)
             return
+        self._last = value
         key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         self._seen.setdefault(key, value)
 
@@ -301,7 +348,9 @@ class LogIndex:
         self.batch_items: dict[str, str] = {}  # custom_id -> its latest unconsumed submission
         self.records = 0
 
-    def add(self, record: LogRecord) -> None:
+    def add(self, record: LogRecord, offset: int = -1, length: int = 0) -> None:
+        """Fold one record in; `offset`/`length`: where its line is in the log file, kept
+        with finished work so a reader can fetch the whole record again."""
         self.records += 1
         if isinstance(record, ConfigRecord):
             self.configs.append(record)
@@ -323,15 +372,18 @@ class LogIndex:
         key = record_key(record)
         if self.batch_items:
             self.batch_items.pop(batch_custom_id(key), None)
-        self.failures.pop(record.key, None)
-        self.failures.pop(key, None)
+        failures = self.failures
+        if failures:
+            failures.pop(record.key, None)
+            failures.pop(key, None)
         if isinstance(record, AnswerRecord):
             self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
             if record.origin == "generated":
                 self.answer_usage.add(record.usage, record.batch_usage)
                 self.answer_provenance.add(record)
         else:
-            self.failures.pop(legacy_key(record), None)
+            if failures:
+                failures.pop(legacy_key(record), None)
             totals = self.judge_usage.get(record.judge)
             if totals is None:
                 totals = self.judge_usage[record.judge] = RoleTotals()
@@ -342,11 +394,14 @@ class LogIndex:
         if problem is not None:
             self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
             return
-        self.done[key] = (
+        done = (
             answer_done(record, key)
             if isinstance(record, AnswerRecord)
             else judgment_done(record, key)
         )
+        if offset >= 0:
+            done.offset, done.length = offset, length
+        self.done[key] = done
 
     def _batch(self, record: BatchRecord) -> None:
         submission = self.submissions.get(record.submission)

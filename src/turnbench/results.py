@@ -344,6 +344,7 @@ class LogView:
         self.done = self.index.done
         self.invalid = self.index.invalid
         self.judged: dict[tuple[str, str], list[JudgedTurn]] = {}  # (model, judge) -> items
+        self.planned: list[tuple[Sample, int, str | None]] | None = None
 
     def judgment(self, key: str) -> JudgmentDone | None:
         record = self.done.get(key)
@@ -360,13 +361,26 @@ def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[Judg
     if cached is not None:
         return cached
     items: list[JudgedTurn] = []
-    for sample in work.benchmark.samples:
-        for turn in sample.judged_turns():
-            for criterion in work._criteria(sample, turn):
-                key = judgment_key(judge, model, sample.id, turn, criterion=criterion)
-                items.append(_judged(sample, turn, criterion, view.judgment(key)))
+    done = view.done
+    for sample, turn, criterion in planned_items(work, view):
+        record = done.get(judgment_key(judge, model, sample.id, turn, criterion=criterion))
+        items.append(
+            _judged(sample, turn, criterion, record if isinstance(record, JudgmentDone) else None)
+        )
     view.judged[(model, judge)] = items
     return items
+
+
+def planned_items(work: Work, view: LogView) -> list[tuple[Sample, int, str | None]]:
+    """(sample, turn, criterion) of every planned judgment of one model, in plan order."""
+    if view.planned is None:
+        view.planned = [
+            (sample, turn, criterion)
+            for sample in work.benchmark.samples
+            for turn in sample.judged_turns()
+            for criterion in work._criteria(sample, turn)
+        ]
+    return view.planned
 
 
 def _judged(

@@ -313,7 +313,7 @@ class _Scanner:
 
     def _line(self, raw: bytes, start: int, *, is_last: bool) -> None:
         self.number += 1
-        if not raw.strip():
+        if raw[:1] != b"{" and not raw.strip():  # (a record starts with "{": no copy made)
             return
         first, self.seen_line = not self.seen_line, True
         try:

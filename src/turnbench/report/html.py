@@ -22,10 +22,16 @@ from turnbench.compare import Comparison, compare_entries
 from turnbench.errors import UserError
 from turnbench.report import charts
 from turnbench.report.assets import page
-from turnbench.report.browser import dialogue_browser, sample_anchor
+from turnbench.report.browser import (
+    INLINE_LIMIT,
+    PAGE_LIMIT,
+    Pages,
+    dialogue_browser,
+    sample_anchor,
+)
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
-from turnbench.report.samples import Texts, merge_texts, texts_from_data, texts_from_log
+from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
 from turnbench.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
@@ -42,6 +48,10 @@ class ReportOptions:
     resamples: int = 2000
     generated_at: str | None = None  # fixed in tests; now (UTC) otherwise
     notes: list[str] = field(default_factory=list)
+    out: Path | None = None  # the report file: a large run's dialogues go to pages beside it
+    inline_limit: int = INLINE_LIMIT  # bytes of dialogues kept in the report file itself
+    page_limit: int = PAGE_LIMIT  # bytes of dialogues per page file
+    pages: Pages | None = None  # set by build_report when `out` is given
 
 
 def _keys(entries: list[Entry], field_name: str) -> list[str]:
@@ -579,7 +589,10 @@ def _pairwise_diagnostics(entries: list[Entry]) -> str:
 def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) -> Texts:
     from_log: Texts = {}
     for run in runs:
-        texts_from_log(run.records, into=from_log)
+        for sample, questions in run.log.questions.items():
+            text = from_log.setdefault(sample, DialogueText(sample))
+            for turn, question in questions.items():
+                text.questions.setdefault(turn, question)
     from_data, problem = texts_from_data(runs[0].benchmark_class, benchmark, options.data_dir)
     if problem is not None:
         note = f"{benchmark}: dialogue text from the run logs only ({problem})"
@@ -590,6 +603,11 @@ def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) 
 
 def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = None) -> str:
     warn = warn or (lambda _message: None)
+    if options.out is not None:
+        options.pages = Pages(
+            options.out, options.title, page, options.inline_limit, options.page_limit
+        )
+        options.pages.clear()
     entries = [e for run in runs for e in run.entries()]
     if not entries:
         raise UserError("the given run directories hold no model results")
@@ -631,7 +649,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
     sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
-    for benchmark in benchmarks:
+    for number, benchmark in enumerate(benchmarks, start=1):
         bench_runs = [run for run in runs if run.benchmark == benchmark]
         bench_entries = [e for e in entries if e.run.benchmark == benchmark]
         texts = _texts(benchmark, bench_runs, options, warn)
@@ -645,7 +663,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
                 "model's answer side by side; open a sample to read it, and the judge's "
                 "explanation under each answer. The score filter keeps samples with at least "
                 "one turn scored in the range.</p>"
-                + dialogue_browser(benchmark, bench_entries, texts),
+                + dialogue_browser(benchmark, bench_entries, texts, options.pages, number),
             )
         )
     notes = [*(w for run in runs for w in run.warnings), *_run_notes(runs), *options.notes]
