@@ -250,7 +250,7 @@ class Session:
                     f"{' and '.join(f'{p}/...' for p in BATCH_PROVIDERS)} models"
                 )
         if options.max_cost is not None:
-            models = [j.spec for j in judges] + ([options.model] if self.mode == "run" else [])
+            models = ([options.model] if self.mode == "run" else []) + [j.spec for j in judges]
             unknown = [m for m in models if m and prices.price_for(m) is None]
             if unknown:
                 raise UserError(

@@ -57,6 +57,9 @@ def print_results(console: Console, result: RunResult) -> None:
             f"[yellow]{len(invalid)} record(s) of the log could not be trusted and were left "
             f"out[/yellow] (first: {escape(invalid[0]['reason'])}); their work is redone on resume"
         )
+    spent = spent_line(results)
+    if spent:
+        console.print(escape(spent))
     state = "complete" if results["complete"] else "[red]incomplete[/red]"
     if result.status == "fatal" and result.message:
         _stderr().print(f"[bold red]error:[/bold red] {escape(result.message)}")
@@ -68,6 +71,22 @@ def print_results(console: Console, result: RunResult) -> None:
     warning = results.get("judge_warning")
     if warning:
         console.print(f"\n[yellow]{escape(warning)}[/yellow]")
+
+
+def spent_line(results: dict) -> str | None:
+    """'Spent: answers $1.20, judgments $3.40 (prices as of ...)', when anything was."""
+    from turnbench.prices import format_dollars
+
+    usage = results.get("usage") or {}
+    parts, as_of = [], None
+    for role, name in (("model", "answers"), ("judge", "judgments")):
+        row = usage.get(role) or {}
+        if row.get("requests_logged"):
+            parts.append(f"{name} {format_dollars(row.get('cost_usd'))}")
+            as_of = as_of or row.get("prices_as_of")
+    if not parts:
+        return None
+    return f"Spent: {', '.join(parts)} (prices as of {as_of})"
 
 
 def print_estimate(

@@ -185,6 +185,62 @@ def _provenance(runs: list[Run]) -> str:
     )
 
 
+def _dollars(value: Any) -> str:
+    from turnbench.prices import format_dollars
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return esc(format_dollars(float(value)))
+    return "unknown price"
+
+
+def _spending(runs: list[Run]) -> str:
+    """Tokens and dollars per run and role, from results.json's `usage`."""
+    rows = []
+    for run in runs:
+        usage = run.results.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        for role, name in (("model", "answers"), ("judge", "judgments")):
+            row = usage.get(role)
+            if not isinstance(row, dict) or not row.get("requests_logged"):
+                continue
+            batch = row.get("batch_prompt_tokens") or 0
+            rows.append(
+                [
+                    esc(run.label),
+                    esc(name),
+                    esc(row.get("requests_logged")),
+                    esc(f"{row.get('prompt_tokens', 0):,}"),
+                    esc(f"{row.get('completion_tokens', 0):,}"),
+                    esc(f"{batch:,}") if batch else "–",
+                    _dollars(row.get("cost_usd")),
+                    esc(row.get("prices_as_of") or "–"),
+                ]
+            )
+    if not rows:
+        return ""
+    return (
+        "<h3>Spent</h3>"
+        + table(
+            [
+                "run",
+                "requests",
+                "logged",
+                "prompt tokens",
+                "completion tokens",
+                "of them in batches (prompt)",
+                "dollars",
+                "prices as of",
+            ],
+            rows,
+            text_columns=(0, 1, 7),
+        )
+        + '<p class="small muted">Every logged request counts (a redone one twice: it was '
+        "paid twice); dollars at the price table's prices, batch requests at batch prices. "
+        "Unknown price: a model the table does not list (add it with --prices FILE).</p>"
+    )
+
+
 # -- per benchmark: what its ReportSpec declares ---------------------------------------------
 def _present(entries: list[Entry], field_name: str, order: tuple[str, ...]) -> list[str]:
     """The keys of a results table, in the declared order, then any others."""
@@ -626,7 +682,11 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
         section(
             "summary",
             "Summary",
-            _summary(entries) + _pairwise_summary(runs) + rankings + _provenance(runs),
+            _summary(entries)
+            + _pairwise_summary(runs)
+            + rankings
+            + _provenance(runs)
+            + _spending(runs),
         )
     )
     for benchmark in benchmarks:
