@@ -31,6 +31,9 @@ from pathlib import Path
 
 from turnbench.testing.fake_server import spawn
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mt_bench_101_judge_overhead import compiled_env
+
 REPO = Path(__file__).resolve().parent.parent
 JUDGE_MODEL = "judge-model"
 # A judge reply of the length real judges write (about 600 characters), ending in a rating.
@@ -121,6 +124,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=2, help="resume and report repetitions")
     parser.add_argument("--keep", type=Path, help="Keep the run directory here.")
+    parser.add_argument("--src", type=Path, help="Measure turnbench from this src instead.")
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -130,6 +134,11 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
     env["TURNBENCH_DATA_DIR"] = str(args.data_dir.resolve())
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    if args.src is not None:  # another checkout (e.g. main), copied: compiling writes to it
+        copy = Path(tempfile.mkdtemp(prefix="tb-scale-src-")) / "src"
+        shutil.copytree(args.src, copy, ignore=shutil.ignore_patterns("*.pyc"))
+        env["PYTHONPATH"] = str(copy)
+    env = compiled_env(env, Path(env["PYTHONPATH"].split(os.pathsep)[0]))
     with tempfile.TemporaryDirectory(prefix="tb-scale-") as tmp:
         workdir = Path(tmp)
         turns = write_answers(args.data_dir, workdir / "answers", args.models)

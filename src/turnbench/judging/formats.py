@@ -55,10 +55,12 @@ class ReplyFormat:
     constraint: ReplyConstraint | None = None  # for backends that can constrain decoding
 
 
+@cache  # (frozen: one object serves every judgment)
 def rating_constraint() -> ReplyConstraint:
     return ReplyConstraint(kind="rating", choices=RATING_CHOICES, lead="Rating: ")
 
 
+@cache
 def verdict_constraint() -> ReplyConstraint:
     return ReplyConstraint(kind="verdict", choices=VERDICT_CHOICES, lead="Final verdict: ")
 
