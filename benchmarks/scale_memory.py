@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mt_bench_101_judge_overhead import compiled_env
 
 REPO = Path(__file__).resolve().parent.parent
+CPU: list[float] = []
 JUDGE_MODEL = "judge-model"
 # A judge reply of the length real judges write (about 600 characters), ending in a rating.
 REPLY = (
@@ -72,7 +73,8 @@ def write_answers(data_dir: Path, folder: Path, models: int) -> int:
 
 
 def measured(args: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(wall seconds, peak resident MB, exit code, stderr tail) of one child process."""
+    """(wall seconds, peak resident MB, exit code, stderr tail) of one child process; its
+    CPU seconds (user + system) are kept in CPU[-1]."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -81,6 +83,7 @@ def measured(args: list[str], env: dict[str, str]) -> tuple[float, float, int, s
         child.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         tail = err.read()[-2000:].decode("utf-8", "replace")
+    CPU.append(usage.ru_utime + usage.ru_stime)
     # Linux reports ru_maxrss in KiB (macOS in bytes)
     peak = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
     return wall, peak, child.returncode, tail
@@ -155,14 +158,23 @@ def main() -> None:
             if judged != n:
                 raise SystemExit(f"judged {judged} of {n}")
             log_mb = (run / "log.jsonl").stat().st_size / 1e6
-            print(f"{args.models} models x {turns} turns = {n} judgments; log {log_mb:.1f} MB")
-            print(f"run     {wall:6.2f} s  peak {peak:6.0f} MB  (goal <= 300 MB)", flush=True)
+            load = " ".join(f"{value:.1f}" for value in os.getloadavg())
+            print(
+                f"{args.models} models x {turns} turns = {n} judgments; log {log_mb:.1f} MB;"
+                f" load average {load}"
+            )
+            print(
+                f"run     {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                "  (goal <= 300 MB)",
+                flush=True,
+            )
             for index in range(args.rounds):
                 wall, peak, code, tail = measured(command, env)
                 if code != 0:
                     raise SystemExit(f"the resume failed ({code}):\n{tail}")
                 print(
-                    f"resume  {wall:6.2f} s  peak {peak:6.0f} MB  (goal <= 2.5 s, <= 300 MB)"
+                    f"resume  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                    "  (goal <= 2.5 s, <= 300 MB)"
                     f"  [round {index + 1}]",
                     flush=True,
                 )
@@ -176,8 +188,9 @@ def main() -> None:
                 raise SystemExit(f"the report failed ({code}):\n{tail}")
             page, beside = html_size(run)
             print(
-                f"report  {wall:6.2f} s  peak {peak:6.0f} MB  html {page:5.1f} MB"
-                f" (+{beside:.1f} MB beside it)  (goal <= 4 s, <= 300 MB, <= 6 MB)"
+                f"report  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                f"  html {page:5.1f} MB (+{beside:.1f} MB beside it)"
+                "  (goal <= 4 s, <= 300 MB, <= 6 MB)"
                 f"  [round {index + 1}]",
                 flush=True,
             )

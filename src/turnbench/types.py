@@ -37,7 +37,8 @@ class Usage(BaseModel):
     cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        # sums of valid counts are valid: no second validation (added up per request)
+        return Usage.model_construct(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
