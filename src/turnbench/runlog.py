@@ -371,12 +371,6 @@ def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord],
     return records, torn_at
 
 
-def read_record_at(fd: int, offset: int, length: int) -> LogRecord:
-    """The record of one line whose place `scan_records` reported (a reader holding the log
-    open fetches a record again instead of keeping it)."""
-    return parse_record_bytes(os.pread(fd, length, offset))
-
-
 class RunLog:
     """An opened, locked run directory."""
 
