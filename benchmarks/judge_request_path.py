@@ -1,17 +1,24 @@
-"""The lean request path: `turnbench judge` (MT-Bench-101, 3615 judgments) vs two floors.
+"""The lean request path: the whole `turnbench judge` command against its floors.
 
-Two configurations, each against the fake server in its own process (--no-record and a
+Three configurations, each against the fake server in its own process (--no-record and a
 precomputed reply, so the server is not what is measured):
 
-- concurrency 256, 200 ms latency: turnbench vs a plain aiohttp loop (one ClientSession,
-  a semaphore, json.dumps / json.loads) sending the same 3615 requests. Goal <= 1.5x.
-- concurrency 32, 50 ms latency: turnbench vs a bare AsyncOpenAI loop (the SDK's own
-  floor, as in mt_bench_101_judge_overhead.py). Goal <= 1.10x.
+- `256`: MT-Bench-101 judge-only (3615 judgments), concurrency 256, 200 ms latency,
+  against a plain aiohttp loop (one ClientSession, a semaphore, json.dumps / json.loads)
+  sending the same 3615 requests. Goal <= 1.5x.
+- `32`: the same 3615 judgments at concurrency 32, 50 ms, against a bare AsyncOpenAI loop
+  (the SDK's own floor, as in mt_bench_101_judge_overhead.py). Goal <= 1.10x.
+- `1280`: MT-Bench judge-only, 8 answer files (1280 judgments), concurrency 32, 50 ms,
+  against its ideal N*L/C = 2.0 s. Goal <= 1.3x.
 
 Every side runs as a child process, start-up included; rounds alternate the order and the
-medians are compared. The turnbench run must judge all 3615 turns, or the script fails.
+medians are compared. With `--baseline-src DIR` a second turnbench (another checkout's
+`src`, e.g. the main branch) runs in the same rounds, so before/after figures come from the
+same minutes of a busy machine. Every turnbench run must judge every planned turn, or the
+script fails. The load average is printed with each configuration.
 
-    .venv/bin/python benchmarks/judge_request_path.py [--rounds 3] [--only 256|32]
+    .venv/bin/python benchmarks/judge_request_path.py [--rounds 3] [--only 256|32|1280]
+        [--baseline-src /work/main/src]
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mt_bench_101_judge_overhead import (
     JUDGE_MODEL,
     REPO,
+    compiled_env,
     run_bare,
-    run_turnbench,
     timed,
     write_inputs,
 )
@@ -90,6 +98,62 @@ def run_aiohttp(
     return wall, cpu
 
 
+def mt_bench_answers(data_dir: Path, folder: Path, models: int = 8) -> tuple[Path, int]:
+    """`models` MT-Bench answer files (FastChat format, one model each, named after the
+    file): copies of one reference model's answers. Returns the folder and the judgments."""
+    source = (data_dir / "mt_bench/model_answer/alpaca-13b.jsonl").read_text("utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(models):
+        (folder / f"model-{index + 1}.jsonl").write_text(source, "utf-8")
+    questions = sum(1 for line in source.splitlines() if line.strip())
+    return folder, models * questions * 2
+
+
+def run_judge(
+    benchmark: str,
+    answers: Path,
+    base_url: str,
+    concurrency: int,
+    out: Path,
+    env: dict[str, str],
+    n: int,
+) -> tuple[float, float]:
+    """The whole `turnbench judge` command in a child process; (wall, CPU) seconds."""
+    wall, cpu, done = timed(
+        [
+            sys.executable,
+            "-m",
+            "turnbench",
+            "judge",
+            "--benchmark",
+            benchmark,
+            "--answers",
+            str(answers),
+            "--judge",
+            f"openai/{JUDGE_MODEL}",
+            "--judge-base-url",
+            base_url,
+            "--out",
+            str(out),
+            "--concurrency",
+            str(concurrency),
+            "--no-progress",
+        ],
+        env,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"turnbench judge failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    judged = sum(m["counts"]["judged"] for m in results["models"].values())
+    if judged != n:
+        raise SystemExit(f"turnbench judged {judged}, not {n}")
+    return wall, cpu
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def compare(
     label: str,
     floor_name: str,
@@ -99,48 +163,71 @@ def compare(
     goal: float,
     args: argparse.Namespace,
     env: dict[str, str],
+    *,
+    benchmark: str = "mt-bench-101",
 ) -> None:
+    """Rounds of turnbench (and the baseline checkout) against a floor; `floor` None: the
+    ratio is to the ideal N*L/C."""
     with tempfile.TemporaryDirectory(prefix="tb-request-path-") as tmp:
         workdir = Path(tmp)
-        answers, requests, n = write_inputs(args.data_dir, workdir)
+        sides = {"turnbench": compiled_env(env, REPO / "src")}
+        if args.baseline_src is not None:
+            # a copy: compiling writes byte code, and the other checkout is not ours to touch
+            copy = workdir / "baseline-src"
+            shutil.copytree(args.baseline_src, copy, ignore=shutil.ignore_patterns("*.pyc"))
+            sides["baseline"] = compiled_env({**env, "PYTHONPATH": str(copy)}, copy)
+        if benchmark == "mt-bench-101":
+            answers, requests, n = write_inputs(args.data_dir, workdir)
+        else:
+            answers, n = mt_bench_answers(args.data_dir, workdir / "answers")
+            requests = None
         server, base_url = spawn(latency, workdir, "--fixed-reply", REPLY)
-        ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
+        walls: dict[str, list[float]] = {name: [] for name in [*sides, floor_name]}
+        cpus: dict[str, list[float]] = {name: [] for name in walls}
+        loads = [_load()]
         try:
             for index in range(args.rounds):
-                order = ("ours", "floor") if index % 2 == 0 else ("floor", "ours")
+                order = [*sides, floor_name] if floor is not None else list(sides)
+                if index % 2:
+                    order.reverse()
                 for which in order:
-                    if which == "ours":
-                        wall, cpu = run_turnbench(
-                            answers, base_url, concurrency, workdir / f"run{index}", env, n
-                        )
-                        ours.append(wall)
-                        ours_cpu.append(cpu)
-                    else:
+                    if which == floor_name:
                         wall, cpu = floor(requests, base_url, concurrency, env, n)
-                        theirs.append(wall)
-                        theirs_cpu.append(cpu)
-                print(
-                    f"  [{label}] round {index + 1}: turnbench {ours[-1]:.2f} s, "
-                    f"{floor_name} {theirs[-1]:.2f} s",
-                    flush=True,
-                )
+                    else:
+                        out = workdir / f"{which}-{index}"
+                        wall, cpu = run_judge(
+                            benchmark, answers, base_url, concurrency, out, sides[which], n
+                        )
+                    walls[which].append(wall)
+                    cpus[which].append(cpu)
+                shown = ", ".join(f"{k} {v[-1]:.2f} s" for k, v in walls.items() if v)
+                print(f"  [{label}] round {index + 1}: {shown}", flush=True)
+                loads.append(_load())
         finally:
             server.terminate()
             server.wait(timeout=10)
     ideal = n * latency / concurrency
-    t_ours, t_floor = statistics.median(ours), statistics.median(theirs)
-    ratio = t_ours / t_floor
-    print(f"{label}: {n} judgments, {args.rounds} round(s), medians (ideal N*L/C {ideal:.2f} s)")
-    cpu_floor, cpu_ours = statistics.median(theirs_cpu), statistics.median(ours_cpu)
-    print(f"  {floor_name:<20} {t_floor:6.2f} s  (CPU {cpu_floor:.2f} s)")
-    print(f"  {'turnbench judge CLI':<20} {t_ours:6.2f} s  (CPU {cpu_ours:.2f} s)")
-    print(f"  ratio {ratio:.3f}  (goal <= {goal}: {'OK' if ratio <= goal else 'ABOVE GOAL'})\n")
+    print(f"{label}: {n} judgments, {args.rounds} round(s), medians; ideal N*L/C {ideal:.2f} s")
+    print(f"  load average (1, 5, 15 min) during the rounds: {' | '.join(loads)}")
+    reference = statistics.median(walls[floor_name]) if floor is not None else ideal
+    for name, values in walls.items():
+        if not values:
+            continue
+        wall = statistics.median(values)
+        print(
+            f"  {name:<20} {wall:6.2f} s  (CPU {statistics.median(cpus[name]):.2f} s)"
+            f"  x{wall / reference:.3f} of the {'floor' if floor is not None else 'ideal'}"
+        )
+    ratio = statistics.median(walls["turnbench"]) / reference
+    print(f"  turnbench ratio {ratio:.3f}  (goal <= {goal}: {'OK' if ratio <= goal else 'ABOVE'})")
+    print(flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", choices=["256", "32"])
+    parser.add_argument("--only", choices=["256", "32", "1280"])
+    parser.add_argument("--baseline-src", type=Path, help="Also time turnbench from this src.")
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -155,10 +242,16 @@ def main() -> None:
         return
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
     env["TURNBENCH_DATA_DIR"] = str(args.data_dir.resolve())
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     if args.only in (None, "256"):
         compare("C=256 L=200ms", "plain aiohttp loop", run_aiohttp, 256, 0.2, 1.5, args, env)
     if args.only in (None, "32"):
         compare("C=32 L=50ms", "bare AsyncOpenAI", run_bare, 32, 0.05, 1.10, args, env)
+    if args.only in (None, "1280"):
+        compare(
+            "MT-Bench 8 files C=32 L=50ms", "ideal", None, 32, 0.05, 1.3, args, env,
+            benchmark="mt-bench",
+        )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -65,21 +65,16 @@ def bare_main(requests_file: Path, base_url: str, concurrency: int) -> None:
 
 
 def write_inputs(data_dir: Path, workdir: Path) -> tuple[Path, Path, int]:
-    """The answers file (golden answers) and the same judge requests for the bare loop."""
-    from turnbench.benchmarks.mt_bench_101_data import (
-        judged_turns,
-        load_dialogues,
-        load_judge_texts,
-    )
-    from turnbench.benchmarks.mt_bench_101_prompts import (
-        earlier_pairs,
-        judge_messages,
-        reference_text,
-    )
+    """The answers file (golden answers) and the same judge requests for the bare loop,
+    rendered by the benchmark itself (so both sides send exactly the same messages)."""
+    from turnbench.benchmarks import benchmark_class
+    from turnbench.benchmarks.base import BenchmarkSettings
+    from turnbench.data import DataLocator
+    from turnbench.dialogue import earlier_pairs
 
-    dialogues = load_dialogues(data_dir / "mt_bench_101/mtbench101.jsonl")
-    texts = load_judge_texts(data_dir / "mt_bench_101/judge_prompts.json")
-    skip = frozenset(texts.skip_first_turn_tasks)
+    cls = benchmark_class("mt-bench-101")
+    files = DataLocator(data_dir, allow_download=False).require_files(cls.name, cls.data_files())
+    benchmark = cls(files, BenchmarkSettings())
     answers = workdir / "golden-answers.jsonl"
     requests = workdir / "requests.jsonl"
     count = 0
@@ -87,27 +82,31 @@ def write_inputs(data_dir: Path, workdir: Path) -> tuple[Path, Path, int]:
         answers.open("w", encoding="utf-8") as a_out,
         requests.open("w", encoding="utf-8") as r_out,
     ):
-        for dialogue in dialogues:
-            for turn in judged_turns(dialogue, skip):
-                golden = dialogue.history[turn - 1]
-                a_out.write(json.dumps({"id": dialogue.id, "turn": turn, "answer": golden.bot}))
+        for sample in benchmark.samples:
+            own = {t: sample.turns[t - 1].golden or "" for t in sample.judged_turns()}
+            for turn in sample.judged_turns():
+                a_out.write(json.dumps({"id": sample.id, "turn": turn, "answer": own[turn]}))
                 a_out.write("\n")
-                reference = (
-                    reference_text(dialogue, turn, "compat")
-                    if dialogue.task in texts.reference_tasks
-                    else None
-                )
-                messages = judge_messages(
-                    texts,
-                    dialogue.task,
-                    earlier_pairs(dialogue, turn, None, keep_golden_first=True),
-                    golden.user,
-                    golden.bot,
-                    reference,
-                )
-                r_out.write(json.dumps(messages) + "\n")
-                count += 1
+                earlier = earlier_pairs(sample, turn, benchmark.history, own)
+                for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
+                    r_out.write(json.dumps(task.messages) + "\n")
+                    count += 1
     return answers, requests, count
+
+
+def compiled_env(env: dict[str, str], src: Path) -> dict[str, str]:
+    """`env` for children that use the byte code of `src` as an installed package would:
+    PYTHONDONTWRITEBYTECODE (set in some sandboxes) would make every child compile every
+    module of turnbench again, a cost no installed copy pays and the floors (whose
+    libraries come with byte code) never pay. `src` is compiled once here."""
+    ready = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(src / "turnbench")],
+        env=ready,
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    return ready
 
 
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
@@ -195,6 +194,8 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
     env["TURNBENCH_DATA_DIR"] = str(args.data_dir.resolve())
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    env = compiled_env(env, REPO / "src")
     with tempfile.TemporaryDirectory(prefix="tb101-overhead-") as tmp:
         workdir = Path(tmp)
         answers, requests, n = write_inputs(args.data_dir, workdir)

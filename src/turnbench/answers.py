@@ -125,6 +125,17 @@ class TurnAnswerRow(BaseModel):
     answer: str
 
 
+def _plain_row(value: object) -> TurnAnswerRow | None:
+    """A row that is plainly valid, without pydantic's validation (the common case of a
+    large answer file); anything else (None) is validated with its messages."""
+    if type(value) is not dict:
+        return None
+    sample, turn, answer = value.get("id"), value.get("turn"), value.get("answer")
+    if type(sample) in (int, str) and type(turn) is int and type(answer) is str:
+        return TurnAnswerRow.model_construct(id=sample, turn=turn, answer=answer)
+    return None
+
+
 def load_turn_answers(
     path: Path,
     samples: Mapping[SampleId, Sample],
@@ -146,7 +157,7 @@ def load_turn_answers(
     seen: dict[tuple[SampleId, int], int] = {}
     id_type = type(next(iter(samples))) if samples else int
     for line, value in read_jsonl(path, collector):
-        row = validate_row(collector, line, value, TurnAnswerRow)
+        row = _plain_row(value) or validate_row(collector, line, value, TurnAnswerRow)
         if row is None:
             continue
         if not isinstance(row.id, id_type):

@@ -28,7 +28,7 @@ class Cleaned:
 def clean_answer(text: str, strip_think: bool = True) -> Cleaned:
     """The text the judge sees: `<think>` blocks removed unless `strip_think` is off; an
     unclosed leading block leaves an empty answer, flagged."""
-    if not strip_think:
+    if not strip_think or "<think>" not in text:  # (most answers have no block at all)
         return Cleaned(text)
     cleaned = _THINK_BLOCK.sub("", text)
     if _UNCLOSED_THINK.match(cleaned):

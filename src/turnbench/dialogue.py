@@ -84,6 +84,9 @@ class Work:
     model: str | None = None
     answer_sets: list[AnswerSet] = field(default_factory=list)
     baseline: str | None = None
+    _criteria_of: dict[tuple[object, int], list[str | None]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.mode == "run" and not self.model:
@@ -191,10 +194,14 @@ class Work:
         return keys
 
     def _criteria(self, sample: Sample, turn: int) -> list[str | None]:
-        """The criteria of a judged turn's judge requests (rendered with a stand-in answer:
-        which requests a turn gets never depends on the answer's text)."""
-        earlier = earlier_pairs(sample, turn, "golden", {})
-        return [task.criterion for task in self.benchmark.judge_tasks(sample, turn, earlier, "")]
+        """The criteria of a judged turn's judge requests (rendered once per turn with a
+        stand-in answer: which requests a turn gets never depends on the answer's text)."""
+        found = self._criteria_of.get((sample.id, turn))
+        if found is None:
+            earlier = earlier_pairs(sample, turn, "golden", {})
+            tasks = self.benchmark.judge_tasks(sample, turn, earlier, "")
+            found = self._criteria_of[(sample.id, turn)] = [task.criterion for task in tasks]
+        return found
 
     # -- jobs ------------------------------------------------------------------------------
     def jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
@@ -214,6 +221,13 @@ class Work:
         earlier: Sequence[Pair],
         answer: str,
     ) -> None:
+        done = ctx.done
+        if all(
+            judgment_key(judge.id, model, sample.id, turn, criterion=criterion) in done
+            for criterion in self._criteria(sample, turn)
+            for judge in judges
+        ):
+            return  # a resume: nothing to render or ask for this turn
         tasks = self.benchmark.judge_tasks(sample, turn, earlier, answer)
         await asyncio.gather(
             *(

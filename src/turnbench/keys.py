@@ -19,8 +19,24 @@ from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, SampleI
 Order = Literal["AB", "BA"]
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_STRING = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a str
+
+
+def _part(value: Any) -> str:
+    if value.__class__ is str:
+        return _STRING(value)
+    if value.__class__ is int:
+        return str(value)
+    if value is None:
+        return "null"
+    return _ENCODE(value)
+
+
 def _key(*parts: Any) -> str:
-    return json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+    """The JSON array of `parts`, exactly as json.dumps writes it (built part by part: keys
+    are made for every planned item of a run, several times over)."""
+    return "[" + ",".join(map(_part, parts)) + "]"
 
 
 def answer_key(model: str, sample_id: SampleId, turn: int) -> str:
@@ -38,7 +54,11 @@ def judgment_key(
 ) -> str:
     """One single-grading judgment; `criterion` tells apart several judge requests of one
     turn (a custom benchmark's rubric and checklist), `repeat` the repeats of one item."""
-    return _key("judgment", judge, model, sample_id, turn, criterion, repeat)
+    part = _part
+    return (
+        f'["judgment",{part(judge)},{part(model)},{part(sample_id)},{part(turn)},'
+        f"{part(criterion)},{part(repeat)}]"
+    )
 
 
 def game_key(

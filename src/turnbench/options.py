@@ -81,6 +81,12 @@ class EvalOptions:
     retry_initial_wait: float = Field(default=1.0, ge=0)
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens_total: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
+    prices: Path | None = None  # a price file extending / overriding the shipped table
+    # provider batches (OpenAI Batch API, Anthropic Message Batches)
+    judge_batch: bool = False
+    model_batch: bool = False
+    batch_poll_interval: float = Field(default=30.0, gt=0)
     allow_new_judge: bool = False
     demo: bool = False
 

@@ -119,6 +119,26 @@ class PriceTable:
         price = self.price_for(model)
         return None if price is None else price.cost(usage, batch=batch)
 
+    def role_cost(self, model: object, usage: Usage, batch: Usage | None = None) -> float | None:
+        """Dollars of `usage`, of which `batch` (a part of it) was sent in provider batches
+        and is priced with the batch discount; None when `model` has no price."""
+        price = self.price_for(model)
+        if price is None:
+            return None
+        if batch is None or batch == Usage():
+            return price.cost(usage)
+        return price.cost(subtract(usage, batch)) + price.cost(batch, batch=True)
+
+
+def subtract(usage: Usage, part: Usage) -> Usage:
+    """`usage` without `part` (each count at least 0)."""
+    return Usage(
+        prompt_tokens=max(0, usage.prompt_tokens - part.prompt_tokens),
+        completion_tokens=max(0, usage.completion_tokens - part.completion_tokens),
+        cached_prompt_tokens=max(0, usage.cached_prompt_tokens - part.cached_prompt_tokens),
+        cache_creation_tokens=max(0, usage.cache_creation_tokens - part.cache_creation_tokens),
+    )
+
 
 def _problem(error: ValidationError) -> str:
     first = error.errors()[0]

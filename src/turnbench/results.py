@@ -28,20 +28,20 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
-from turnbench.cleaning import UNCLOSED_THINK
 from turnbench.config import RunConfig
 from turnbench.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
 from turnbench.keys import answer_key, game_key, judgment_key
-from turnbench.runlog import completed_index, open_failures, record_problem
-from turnbench.types import (
-    AnswerRecord,
-    ConfigRecord,
-    JudgmentRecord,
-    LogRecord,
-    SampleId,
-    Usage,
+from turnbench.logindex import (
+    AnswerDone,
+    JudgmentDone,
+    LogIndex,
+    RoleProvenance,
+    RoleTotals,
+    index_records,
 )
+from turnbench.runlog import parse_record_bytes
+from turnbench.types import AnswerRecord, ConfigRecord, LogRecord, SampleId
 
 RESULTS_NAME = "results.json"
 
@@ -81,11 +81,21 @@ class ModelResults(BaseModel):
 
 
 class RoleUsage(BaseModel):
+    """Tokens of one role (the model's answers generated here, or the judges) over every
+    record it logged, and what they cost at the price table's prices (`cost_usd` null when a
+    model of the role has no price; `prices_as_of` the table's date)."""
+
     model_config = ConfigDict(extra="allow")
 
     prompt_tokens: int
     completion_tokens: int
     requests_logged: int
+    cached_prompt_tokens: int = 0
+    cache_creation_tokens: int = 0
+    batch_prompt_tokens: int = 0  # the part of prompt_tokens sent in provider batches
+    batch_completion_tokens: int = 0
+    cost_usd: float | None = None
+    prices_as_of: str | None = None
 
 
 class RequestFailure(BaseModel):
@@ -135,6 +145,20 @@ class Provenance(BaseModel):
     judge_system_fingerprints: list[Any]
 
 
+class BatchInfo(BaseModel):
+    """One provider batch of the run, as its log records tell it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    batch_id: str | None  # null: the run stopped before the provider confirmed it
+    provider: str
+    role: str  # "model" or the judge
+    stage: str
+    items: int
+    state: str | None  # the provider's final word, null while it was not seen to end
+    counts: dict[str, int]
+
+
 class RunInfo(BaseModel):
     """Keys every results.json has."""
 
@@ -155,6 +179,7 @@ class RunInfo(BaseModel):
     stopped: str | None = None
     judge_warning: str | None = None
     warnings: list[str] = []  # e.g. the judge answered from the model's own endpoint
+    batches: list[BatchInfo] = []  # provider batches (--judge-batch, --model-batch)
 
 
 class SingleRunResults(ModelResults, RunInfo):
@@ -228,38 +253,37 @@ def iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
-def timing(records: Sequence[LogRecord], finished: float) -> Timing:
+def timing(records: Sequence[LogRecord] | LogIndex, finished: float) -> Timing:
     """First start and last finish over every invocation, wall time summed: an invocation
     runs from its config record to its last record (the current one to `finished`), so a
     killed invocation's time counts too."""
     spans: list[list[float]] = []
-    for record in records:
-        if isinstance(record, ConfigRecord):
-            spans.append([record.ts, record.ts])
-        elif spans:
-            spans[-1][1] = max(spans[-1][1], record.ts)
+    if isinstance(records, LogIndex):
+        spans = [list(span) for span in records.spans]
+    else:
+        for record in records:
+            if isinstance(record, ConfigRecord):
+                spans.append([record.ts, record.ts])
+            elif spans:
+                spans[-1][1] = max(spans[-1][1], record.ts)
     if spans:
         spans[-1][1] = finished
     first = spans[0][0] if spans else finished
     return Timing(first, finished, round(sum(end - start for start, end in spans), 3))
 
 
-def _distinct(values: list[Any]) -> list[Any]:
-    seen: dict[str, Any] = {}
-    for value in values:
-        if value is not None:
-            seen.setdefault(json.dumps(value, sort_keys=True), value)
-    return list(seen.values())
-
-
-def _usage(records: Sequence[AnswerRecord | JudgmentRecord]) -> dict[str, int]:
-    total = Usage()
-    for record in records:
-        total = total + record.usage
+def _usage(totals: RoleTotals, cost: float | None, as_of: str | None) -> dict[str, Any]:
+    usage, batch = totals.usage, totals.batch
     return {
-        "prompt_tokens": total.prompt_tokens,
-        "completion_tokens": total.completion_tokens,
-        "requests_logged": len(records),
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "requests_logged": totals.requests_logged,
+        "cached_prompt_tokens": usage.cached_prompt_tokens,
+        "cache_creation_tokens": usage.cache_creation_tokens,
+        "batch_prompt_tokens": batch.prompt_tokens,
+        "batch_completion_tokens": batch.completion_tokens,
+        "cost_usd": cost,
+        "prices_as_of": as_of,
     }
 
 
@@ -291,10 +315,41 @@ def self_judging(config: RunConfig, provenance: Mapping[str, Any]) -> str | None
     )
 
 
-def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any]:
-    answers = [r for r in records if isinstance(r, AnswerRecord) and r.origin == "generated"]
-    judge_ids = {judge.id for judge in config.judges}
-    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge in judge_ids]
+def _role_cost(prices: Any, specs: Sequence[tuple[str, RoleTotals]]) -> float | None:
+    """Dollars of a role's models (None when one that was used has no price)."""
+    total = 0.0
+    for spec, totals in specs:
+        if not totals.requests_logged:
+            continue
+        cost = prices.role_cost(spec, totals.usage, totals.batch)
+        if cost is None:
+            return None
+        total += cost
+    return total
+
+
+def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[str, Any]:
+    """results.json's `usage`: tokens and dollars of the model under test and the judges."""
+    if prices is None:
+        from turnbench.prices import load_prices
+
+        prices = load_prices()
+    judges = [(judge.id, index.judge_usage.get(judge.id, RoleTotals())) for judge in config.judges]
+    model = [(config.model, index.answer_usage)] if config.model else []
+    return {
+        "model": _usage(index.answer_usage, _role_cost(prices, model), prices.as_of),
+        "judge": _usage(
+            index.judges_usage([j.id for j in config.judges]),
+            _role_cost(prices, judges),
+            prices.as_of,
+        ),
+    }
+
+
+def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> dict[str, Any]:
+    index = records if isinstance(records, LogIndex) else index_records(list(records))
+    answers: RoleProvenance = index.answer_provenance
+    judgments = index.judges_provenance([judge.id for judge in config.judges])
     first = config.judges[0]
     return {
         "turnbench_version": __version__,
@@ -316,61 +371,108 @@ def provenance(config: RunConfig, records: Sequence[LogRecord]) -> dict[str, Any
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump(),
         "judge_scoring": first.scoring,
-        "answer_params_sent": _distinct([r.params for r in answers]),
-        "judge_params_sent": _distinct([r.params for r in judgments]),
-        "model_reported": _distinct([r.reported_model for r in answers]),
-        "model_system_fingerprints": _distinct([r.system_fingerprint for r in answers]),
-        "judge_reported": _distinct([r.reported_model for r in judgments]),
-        "judge_system_fingerprints": _distinct([r.system_fingerprint for r in judgments]),
+        "answer_params_sent": answers.params.values(),
+        "judge_params_sent": judgments.params.values(),
+        "model_reported": answers.reported_model.values(),
+        "model_system_fingerprints": answers.system_fingerprint.values(),
+        "judge_reported": judgments.reported_model.values(),
+        "judge_system_fingerprints": judgments.system_fingerprint.values(),
     }
 
 
 class LogView:
-    """The log's finished work by key (valid records only), and what was left out."""
+    """The log's finished work by key (valid records only), and what was left out. `path`:
+    the log file, for the answer texts the index does not keep (an imported answer's), read
+    back when a benchmark's results need them (deterministic checks)."""
 
-    def __init__(self, records: Sequence[LogRecord]) -> None:
-        self.records = records
-        self.done = completed_index(list(records))
-        self.invalid = [
-            {"key": r.key, "kind": r.kind, "reason": problem}
-            for r in records
-            if isinstance(r, AnswerRecord | JudgmentRecord)
-            and (problem := record_problem(r)) is not None
-        ]
+    def __init__(self, records: Sequence[LogRecord] | LogIndex, path: Path | None = None) -> None:
+        self.path = path
+        self.index = records if isinstance(records, LogIndex) else index_records(list(records))
+        self.done = self.index.done
+        self.invalid = self.index.invalid
+        self.judged: dict[tuple[str, str], list[JudgedTurn]] = {}  # (model, judge) -> items
+        self.planned: list[tuple[Sample, int, str | None]] | None = None
 
-    def judgment(self, key: str) -> JudgmentRecord | None:
+    def judgment(self, key: str) -> JudgmentDone | None:
         record = self.done.get(key)
-        return record if isinstance(record, JudgmentRecord) else None
+        return record if isinstance(record, JudgmentDone) else None
 
-    def answer(self, model: str, sample_id: SampleId, turn: int) -> str | None:
-        """The recorded (cleaned) answer of a turn, if there is one."""
-        record = self.done.get(answer_key(model, sample_id, turn))
-        return record.text if isinstance(record, AnswerRecord) else None
+    def answered(self, model: str) -> set[tuple[Any, int]]:
+        """(sample id, turn) of every answer of `model` in the log."""
+        return self.index.answered.get(model, set())
+
+    def answer(
+        self, model: str, sample_id: SampleId, turn: int, *, read: bool = True
+    ) -> str | None:
+        """The recorded (cleaned) answer of a turn, if there is one. The index keeps the
+        texts of generated answers; an imported one is read back from the log (`read`)."""
+        done = self.done.get(answer_key(model, sample_id, turn))
+        if not isinstance(done, AnswerDone):
+            return None
+        if read and done.text is None and self.path is not None and done.offset >= 0:
+            with self.path.open("rb") as handle:
+                handle.seek(done.offset)
+                record = parse_record_bytes(handle.read(done.length))
+            if isinstance(record, AnswerRecord):
+                return record.text
+        return done.text
+
+    def unclosed_think(self, model: str) -> list[tuple[SampleId, int]]:
+        """(sample id, turn) of the answers of `model` cut off inside <think>."""
+        found = [
+            (d.sample_id, d.turn)
+            for d in self.done.values()
+            if isinstance(d, AnswerDone) and d.model == model and d.unclosed_think
+        ]
+        return sorted(found, key=lambda item: (str(item[0]), item[1]))
 
 
 def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[JudgedTurn]:
     """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it.
 
-    A turn without judge requests is one item, scored once its answer is recorded."""
+    A turn without judge requests is one item, scored once its answer is recorded. Answer
+    texts the index does not hold are read back only for benchmarks that need them."""
+    cached = view.judged.get((model, judge))
+    if cached is not None:
+        return cached
     items: list[JudgedTurn] = []
-    for sample in work.benchmark.samples:
-        for turn in sample.judged_turns():
-            answer = view.answer(model, sample.id, turn)
-            criteria = work._criteria(sample, turn)
-            if not criteria:
-                status: Literal["scored", "pending"] = "scored" if answer is not None else "pending"
-                items.append(JudgedTurn(sample, turn, status, answer=answer))
-            for criterion in criteria:
-                key = judgment_key(judge, model, sample.id, turn, criterion=criterion)
-                items.append(_judged(sample, turn, criterion, view.judgment(key), answer))
+    done = view.done
+    with_text = work.benchmark.needs_answer_text
+    for sample, turn, criterion in planned_items(work, view):
+        answer = view.answer(model, sample.id, turn, read=with_text)
+        if criterion is NO_REQUEST:
+            answered = answer is not None or (sample.id, turn) in view.answered(model)
+            status: Literal["scored", "pending"] = "scored" if answered else "pending"
+            items.append(JudgedTurn(sample, turn, status, answer=answer))
+            continue
+        record = done.get(judgment_key(judge, model, sample.id, turn, criterion=criterion))
+        judgment = record if isinstance(record, JudgmentDone) else None
+        items.append(_judged(sample, turn, criterion, judgment, answer))
+    view.judged[(model, judge)] = items
     return items
+
+
+NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)
+
+
+def planned_items(work: Work, view: LogView) -> list[tuple[Sample, int, Any]]:
+    """(sample, turn, criterion) of every planned judgment of one model, in plan order; a
+    judged turn without judge requests appears once, with NO_REQUEST as its criterion."""
+    if view.planned is None:
+        view.planned = [
+            (sample, turn, criterion)
+            for sample in work.benchmark.samples
+            for turn in sample.judged_turns()
+            for criterion in (work._criteria(sample, turn) or [NO_REQUEST])
+        ]
+    return view.planned
 
 
 def _judged(
     sample: Sample,
     turn: int,
     criterion: str | None,
-    record: JudgmentRecord | None,
+    record: JudgmentDone | None,
     answer: str | None = None,
 ) -> JudgedTurn:
     if record is None:
@@ -412,19 +514,8 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         if item.status == "failed"
     ]
     pending = len(items) - judged - len(failures)
-    answers = {
-        (r.sample_id, r.turn)
-        for r in view.records
-        if isinstance(r, AnswerRecord) and r.model == model
-    }
-    unclosed = sorted(
-        (
-            (r.sample_id, r.turn)
-            for r in view.done.values()
-            if isinstance(r, AnswerRecord) and r.model == model and r.meta.get(UNCLOSED_THINK)
-        ),
-        key=lambda item: (str(item[0]), item[1]),
-    )
+    answers = view.answered(model)
+    unclosed = view.unclosed_think(model)
     results = {
         "benchmark": benchmark.name,
         "model": model,
@@ -454,7 +545,7 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
 
 def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, Any]:
     judge = config.judges[0].id
-    played: dict[tuple[Any, int, str, str], dict[str, tuple[Game, JudgmentRecord | None]]] = {}
+    played: dict[tuple[Any, int, str, str], dict[str, tuple[Game, JudgmentDone | None]]] = {}
     for game in work.games():
         key = game_key(judge, game.model_1, game.model_2, game.sample.id, game.turn, game.order)
         pair = (game.sample.id, game.turn, game.model_1, game.model_2)
@@ -499,11 +590,7 @@ def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, 
             verdicts[verdict] += 1
     decisive = verdicts["A"] + verdicts["B"]
     models = set(work.models)
-    answers = {
-        (r.model, r.sample_id, r.turn)
-        for r in view.records
-        if isinstance(r, AnswerRecord) and r.model in models
-    }
+    answers = {(model, *turn) for model in models for turn in view.answered(model)}
     from turnbench.ratings import Battle, bradley_terry
 
     return {
@@ -598,29 +685,31 @@ def single_grading_ranking(work: Work, config: RunConfig, view: LogView) -> dict
 def build_results(
     work: Work,
     config: RunConfig,
-    records: Sequence[LogRecord],
+    records: Sequence[LogRecord] | LogIndex,
     *,
     when: Timing,
     stopped: str | None = None,
     notes: Mapping[str, Any] | None = None,
+    prices: Any = None,
+    log_path: Path | None = None,
 ) -> dict[str, Any]:
-    """The results object of a run, validated against its typed shape."""
-    view = LogView(records)
-    outstanding = open_failures(list(records))
-    judge_ids = {judge.id for judge in config.judges}
-    answers = [r for r in records if isinstance(r, AnswerRecord) and r.origin == "generated"]
-    judgments = [r for r in records if isinstance(r, JudgmentRecord) and r.judge in judge_ids]
-    origin = provenance(config, records)
+    """The results object of a run, validated against its typed shape. `records`: the log's
+    index (what a run holds) or its records; `prices`: a PriceTable (default: the shipped
+    table) for the dollars under `usage`; `log_path`: the log, for answer texts the index
+    does not keep."""
+    view = LogView(records, log_path)
+    index = view.index
+    origin = provenance(config, index)
     warning = self_judging(config, origin)
     common: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": config.benchmark,
         "judge": config.judge,
         "judges": [judge.spec for judge in config.judges],
-        "usage": {"model": _usage(answers), "judge": _usage(judgments)},
+        "usage": role_usage(config, index, prices),
         "request_failures": [
             {"key": f.key, "stage": f.stage, "error": f.error, "attempts": f.attempts}
-            for f in outstanding.values()
+            for f in index.failures.values()
         ],
         "invalid_records": view.invalid,
         "provenance": origin,
@@ -629,6 +718,18 @@ def build_results(
         "finished_at": iso(when.finished_at),
         "wall_seconds": when.wall_seconds,
         "stopped": stopped,
+        "batches": [
+            {
+                "batch_id": b.batch_id,
+                "provider": str(b.intent.get("provider")),
+                "role": b.role,
+                "stage": b.stage,
+                "items": len(b.intent.get("custom_ids") or {}),
+                "state": b.state,
+                "counts": b.counts,
+            }
+            for b in index.submissions.values()
+        ],
         **(notes or {}),
     }
     results: dict[str, Any]

@@ -15,18 +15,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark
 from turnbench.errors import UserError
+from turnbench.logindex import GROUP_META_KEYS, AnswerDone, JudgmentDone, LogIndex, record_group
 from turnbench.results import RESULTS_NAME
-from turnbench.runlog import LOG_NAME, open_failures, read_records, record_problem
+from turnbench.runlog import (
+    LOG_NAME,
+    parse_record_bytes,
+    read_records,
+    record_problem,
+    scan_records,
+)
 from turnbench.textio import describe_validation_error, read_json
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, LogRecord
 
 PAIRWISE_MODES = frozenset({"pairwise", "pairwise-all"})
-GROUP_META_KEYS = ("category", "task")
+__all__ = ["GROUP_META_KEYS", "record_group"]  # (their home is logindex; imported from here)
 
 Warn = Callable[[str], None]
 TurnKey = tuple[str, int]  # (sample id as text, turn)
@@ -50,15 +57,82 @@ def sample_sort_key(sample_id: str) -> tuple[int, int | str]:
     return (0, int(sample_id)) if sample_id.lstrip("-").isdigit() else (1, sample_id)
 
 
-def record_group(record: AnswerRecord | JudgmentRecord | FailureRecord) -> str | None:
-    """The sample's category or task (schema-1 records kept it in `meta`)."""
-    if record.group:
-        return record.group
-    for name in GROUP_META_KEYS:
-        value = record.meta.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return None
+class _AnswerText(BaseModel):
+    text: str
+
+
+class _Replies(BaseModel):
+    outputs: list[str]
+
+
+_ANSWER_TEXT = TypeAdapter(_AnswerText)
+_REPLIES = TypeAdapter(_Replies)
+
+
+class RunRecords:
+    """What readers of a finished run use from its log, from one pass that keeps no record:
+    the log's index (the latest trusted finished work per key, as compact entries that know
+    where their line is, and the failures still open) and the questions the generated
+    answers were asked (the dialogue browser's text). Whole records (judge replies, answer
+    texts) are read again one at a time with `load`."""
+
+    def __init__(self, path: Path | None, records: list[LogRecord] | None = None) -> None:
+        self.path = path
+        self.index = LogIndex()
+        self.questions: dict[str, dict[int, str]] = {}  # sample id -> turn -> question
+        self.warnings: list[str] = []  # what reading the log reported
+        self._held: list[LogRecord] | None = None  # records given in memory (tests, API)
+        if records is not None:
+            self._held = list(records)
+            for number, record in enumerate(self._held):
+                self._add(record, number, -1)
+        elif path is not None:
+            scan_records(path, self._add, self.warnings.append)
+
+    def _add(self, record: LogRecord, offset: int, length: int) -> None:
+        self.index.add(record, offset, length)
+        if isinstance(record, AnswerRecord) and record.messages:
+            asked = self.questions.setdefault(str(record.sample_id), {})
+            users = [m["content"] for m in record.messages if m.get("role") == "user"]
+            for turn, question in enumerate(users, start=1):
+                asked.setdefault(turn, question)
+
+    def load(self, done: AnswerDone | JudgmentDone) -> AnswerRecord | JudgmentRecord:
+        """The whole record an index entry stands for."""
+        if self._held is not None:
+            record = self._held[done.offset]
+        else:
+            assert self.path is not None
+            with self.path.open("rb") as handle:
+                handle.seek(done.offset)
+                record = parse_record_bytes(handle.read(done.length))
+        assert isinstance(record, AnswerRecord | JudgmentRecord)
+        return record
+
+    def shown(self, entries: list[AnswerDone | JudgmentDone]) -> list[str | list[str]]:
+        """What a reader shows of each entry besides its outcome: an answer's text, a
+        judgment's replies; read in file order, parsing only those fields."""
+        if self._held is not None or not entries:
+            records = [self.load(done) for done in entries]
+            return [r.text if isinstance(r, AnswerRecord) else r.outputs for r in records]
+        assert self.path is not None
+        found: dict[int, str | list[str]] = {}
+        with self.path.open("rb") as handle:
+            for done in sorted(entries, key=lambda d: d.offset):
+                handle.seek(done.offset)
+                raw = handle.read(done.length)
+                if isinstance(done, AnswerDone):
+                    found[done.offset] = _ANSWER_TEXT.validate_json(raw).text
+                else:
+                    found[done.offset] = _REPLIES.validate_json(raw).outputs
+        return [found[done.offset] for done in entries]
+
+    def records(self) -> list[LogRecord]:
+        """Every record (exports of one run; a report never needs them all at once)."""
+        if self._held is not None:
+            return list(self._held)
+        assert self.path is not None
+        return read_records(self.path)[0]
 
 
 @dataclass
@@ -74,29 +148,30 @@ class Entry:
         return f"{self.run.label}: {self.model}"
 
     @cached_property
-    def answers(self) -> dict[TurnKey, AnswerRecord]:
-        latest: dict[TurnKey, AnswerRecord] = {}
-        for record in self.run.records:
-            if isinstance(record, AnswerRecord) and record.model == self.model:
-                latest[(str(record.sample_id), record.turn)] = record
+    def answers(self) -> dict[TurnKey, AnswerDone]:
+        """The latest answer per turn (compact: `run.load` gives the whole record)."""
+        latest: dict[TurnKey, AnswerDone] = {}
+        for done in self.run.index.done.values():
+            if isinstance(done, AnswerDone) and done.model == self.model:
+                latest[(str(done.sample_id), done.turn)] = done
         return latest
 
     @cached_property
-    def judgments(self) -> dict[TurnKey, JudgmentRecord]:
-        """Latest trusted single-grading judgment per turn by the run's (first) judge."""
-        latest: dict[TurnKey, JudgmentRecord] = {}
+    def judgments(self) -> dict[TurnKey, JudgmentDone]:
+        """Latest trusted single-grading judgment per turn by the run's (first) judge
+        (compact: its outcome; `run.load` gives the whole record, replies included)."""
+        latest: dict[TurnKey, JudgmentDone] = {}
         judge = self.run.judge_ids[0] if self.run.judge_ids else self.run.judge
-        for record in self.run.records:
+        for done in self.run.index.done.values():
             if (
-                isinstance(record, JudgmentRecord)
-                and record.judge == judge
-                and record.model == self.model
-                and not record.is_game
-                and record.criterion is None
-                and record.repeat == 0
-                and record_problem(record) is None
+                isinstance(done, JudgmentDone)
+                and done.judge == judge
+                and done.model == self.model
+                and not done.is_game
+                and done.criterion is None
+                and done.repeat == 0
             ):
-                latest[(str(record.sample_id), record.turn)] = record
+                latest[(str(done.sample_id), done.turn)] = done
         return latest
 
     @cached_property
@@ -117,10 +192,16 @@ class Entry:
 
     def groups(self) -> dict[str, str]:
         """sample id -> category or task, from the records."""
+        return self._groups
+
+    @cached_property
+    def _groups(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        records = [*self.answers.items(), *self.judgments.items(), *self.open_failures.items()]
-        for (sample, _), record in records:
-            group = record_group(record)
+        for (sample, _), done in [*self.answers.items(), *self.judgments.items()]:
+            if done.group is not None:
+                found.setdefault(sample, done.group)
+        for (sample, _), failure in self.open_failures.items():
+            group = record_group(failure)
             if group is not None:
                 found.setdefault(sample, group)
         return found
@@ -131,9 +212,29 @@ class Run:
     path: Path
     label: str
     results: dict[str, Any]
-    records: list[LogRecord]
+    records: list[LogRecord] | None = None  # given in memory; None: read from the log
     has_log: bool = True
     warnings: list[str] = field(default_factory=list)
+
+    @cached_property
+    def log(self) -> RunRecords:
+        """The log as readers use it (one pass; see RunRecords)."""
+        if self.records is not None:
+            return RunRecords(None, self.records)
+        if not self.has_log:
+            return RunRecords(None, [])
+        return RunRecords(self.path / LOG_NAME)
+
+    @property
+    def index(self) -> LogIndex:
+        return self.log.index
+
+    def load(self, done: AnswerDone | JudgmentDone) -> AnswerRecord | JudgmentRecord:
+        return self.log.load(done)
+
+    def all_records(self) -> list[LogRecord]:
+        """Every record of the log, held at once (exports; not the report)."""
+        return self.log.records()
 
     @property
     def benchmark(self) -> str:
@@ -208,9 +309,13 @@ class Run:
     def entries(self) -> list[Entry]:
         return [Entry(self, name, self.model_results(name)) for name in self.model_names]
 
-    @cached_property
+    @property
     def open_failures(self) -> dict[str, FailureRecord]:
-        return open_failures(self.records)
+        return self.index.failures
+
+    def games(self) -> list[JudgmentDone]:
+        """Every pairwise game in the log (latest trusted per key)."""
+        return [d for d in self.index.done.values() if isinstance(d, JudgmentDone) and d.is_game]
 
 
 def read_results(directory: Path) -> dict[str, Any]:
@@ -243,10 +348,13 @@ def load_run(
         raise UserError(f"{directory}: not a directory (expected a run directory)")
     results = read_results(directory)
     log_path = directory / LOG_NAME
-    run = Run(directory, label or directory.name or str(directory), results, [], has_log=False)
+    run = Run(directory, label or directory.name or str(directory), results, has_log=False)
     if log_path.is_file():
-        run.records, _ = read_records(log_path, warn)
         run.has_log = True
+        run.log.warnings  # noqa: B018  (read it now: problems are reported as it loads)
+        if warn is not None:
+            for message in run.log.warnings:
+                warn(message)
     elif require_log:
         raise UserError(f"{directory}: no {LOG_NAME} here (the run log is needed for this)")
     else:
@@ -299,7 +407,7 @@ def latest_records(
 
     judgments: dict[str, JudgmentRecord] = {}
     answers: dict[tuple[str, str, int], AnswerRecord] = {}
-    for record in run.records:
+    for record in run.all_records():
         if isinstance(record, JudgmentRecord) and record_problem(record) is None:
             judgments[record_key(record)] = record
         elif isinstance(record, AnswerRecord):

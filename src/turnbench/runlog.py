@@ -18,23 +18,27 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import math
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunLockedError, UserError
-from turnbench.judging.parsers import SCORE_RANGES
-from turnbench.keys import key_matches, legacy_key, record_key, with_legacy_fields
+from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
+    LogIndex,
+    completed_index,
+    open_failures,
+    record_problem,
+)
 from turnbench.safetext import fix_tree
 from turnbench.types import (
     AnswerRecord,
+    BatchRecord,
     ConfigRecord,
     FailureRecord,
     JudgmentRecord,
@@ -48,9 +52,22 @@ _RECORD_TYPES = {
     "answer": AnswerRecord,
     "judgment": JudgmentRecord,
     "failure": FailureRecord,
+    "batch": BatchRecord,
 }
 
 Warn = Callable[[str], None]
+Sink = Callable[[LogRecord, int, int], None]  # (record, byte offset of its line, line length)
+
+
+def serialize(record: LogRecord) -> bytes:
+    """One record as one UTF-8 line. Text is made safe where it enters, but a lone
+    surrogate that slipped through (an API caller's own answers, say) must not crash the
+    writer: it becomes U+FFFD."""
+    try:
+        return record.__pydantic_serializer__.to_json(record, exclude_none=True) + b"\n"
+    except (PydanticSerializationError, UnicodeEncodeError):
+        value = fix_tree(record.model_dump(mode="json", exclude_none=True))
+        return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def parse_record(line: str) -> LogRecord:
@@ -60,6 +77,25 @@ def parse_record(line: str) -> LogRecord:
     if model is None:
         raise ValueError(f"unknown record kind {kind!r}")
     return model.model_validate(value)
+
+
+_RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
+    Annotated[
+        ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord,
+        Field(discriminator="kind"),
+    ]
+)
+
+
+def parse_record_bytes(raw: bytes) -> LogRecord:
+    """One log line as its record. pydantic's own JSON parser first (several times faster
+    than json.loads and validating); a line it refuses is tried again with the standard
+    library's, which also reads what older versions could write (an escaped lone surrogate),
+    so both accept exactly the same lines."""
+    try:
+        return _RECORD_ADAPTER.validate_json(raw)
+    except ValidationError:
+        return parse_record(raw.decode("utf-8"))
 
 
 # -- opening files safely -------------------------------------------------------------------
@@ -153,17 +189,6 @@ def _open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | 
     return fd
 
 
-def _read_all(fd: int, path: Path) -> bytes:
-    chunks: list[bytes] = []
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    except OSError as error:
-        raise _os_error(path, "read", error) from None
-    return b"".join(chunks)
-
-
 # -- the run's lock ----------------------------------------------------------------------------
 class _FileLock(Protocol):
     """A non-blocking exclusive lock on an open file, released on close or process exit."""
@@ -251,43 +276,99 @@ def _identity_error(path: Path, number: int, raw: bytes) -> UserError:
     )
 
 
-def _parse(data: bytes, path: Path, warn: Warn | None) -> tuple[list[LogRecord], int | None]:
-    records: list[LogRecord] = []
-    torn_at: int | None = None
-    offset = 0
-    seen_line = seen_config = False
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        is_last = number == len(lines)
-        start = offset
-        offset += len(raw) + 1
-        if not raw.strip():
-            continue
-        first, seen_line = not seen_line, True
+class _Scanner:
+    """Reads a log line by line, never holding more than one chunk and one line.
+
+    Each readable record goes to `sink(record, offset, length)` (its byte offset and line
+    length, so a reader can fetch it again later); the rules are those of the whole log:
+    the first line must be a config record, a record before any config is refused, a damaged
+    line claiming to be a config refuses the log, another damaged line is skipped with a
+    warning, and a damaged last line without a newline is torn (reported by `torn_at`).
+    """
+
+    CHUNK = 1 << 20
+
+    def __init__(self, path: Path, warn: Warn | None, sink: Sink, *, identity: bool = True) -> None:
+        self.path = path
+        self.warn = warn
+        self.sink = sink
+        self.identity = identity  # apply the run-identity rules (off: read what is there)
+        self.torn_at: int | None = None
+        self.number = 0
+        self.seen_line = False
+        self.seen_config = False
+        self.size = 0  # bytes read
+        self.last_byte = b""
+
+    def scan(self, fd: int) -> _Scanner:
         try:
-            record = parse_record(raw.decode("utf-8"))
+            os.lseek(fd, 0, os.SEEK_SET)
+            pending: list[bytes] = []
+            offset = 0  # where the first pending piece starts
+            while chunk := os.read(fd, self.CHUNK):
+                self.size += len(chunk)
+                self.last_byte = chunk[-1:]
+                start = 0
+                while (end := chunk.find(b"\n", start)) != -1:
+                    piece = chunk[start:end]
+                    raw = b"".join((*pending, piece)) if pending else piece
+                    pending = []
+                    self._line(raw, offset, is_last=False)
+                    offset += len(raw) + 1
+                    start = end + 1
+                if start < len(chunk):
+                    pending.append(chunk[start:])
+        except OSError as error:
+            raise _os_error(self.path, "read", error) from None
+        if pending:
+            self._line(b"".join(pending), offset, is_last=True)
+        return self
+
+    def _line(self, raw: bytes, start: int, *, is_last: bool) -> None:
+        self.number += 1
+        if raw[:1] != b"{" and not raw.strip():  # (a record starts with "{": no copy made)
+            return
+        first, self.seen_line = not self.seen_line, True
+        try:
+            record = parse_record_bytes(raw)
         except (ValueError, ValidationError, UnicodeDecodeError):
             if is_last:  # no newline after it: the writer died mid-line; nothing follows it
-                torn_at = start
-                if warn:
-                    warn(
-                        f"{path}: the last line is incomplete (the previous run was killed "
+                self.torn_at = start
+                if self.warn:
+                    self.warn(
+                        f"{self.path}: the last line is incomplete (the previous run was killed "
                         f"while writing); ignoring it ({len(raw)} bytes)."
                     )
-            elif first or _claims_config(raw):
-                raise _identity_error(path, number, raw) from None
-            elif warn:
-                warn(f"{path}:{number}: unreadable record skipped; its work will be redone.")
-            continue
+            elif self.identity and (first or _claims_config(raw)):
+                raise _identity_error(self.path, self.number, raw) from None
+            elif self.warn:
+                self.warn(
+                    f"{self.path}:{self.number}: unreadable record skipped; its work will be "
+                    "redone."
+                )
+            return
         if isinstance(record, ConfigRecord):
-            seen_config = True
-        elif not seen_config:
+            self.seen_config = True
+        elif not self.seen_config and self.identity:
             raise UserError(
-                f"{path}:{number}: this {record.kind} record comes before any config record; the "
-                "settings it was made with are unknown, so this run is not resumed or reported."
+                f"{self.path}:{self.number}: this {record.kind} record comes before any config "
+                "record; the settings it was made with are unknown, so this run is not resumed "
+                "or reported."
             )
-        records.append(record)
-    return records, torn_at
+        self.sink(record, start, len(raw))
+
+
+def scan_records(path: Path, sink: Sink, warn: Warn | None = None) -> int | None:
+    """Feed every readable record of the log at `path` to `sink(record, offset, length)`,
+    in order, without holding the log in memory; returns the torn last line's offset (None
+    if intact). A missing log has no records. Refusals as `read_records`."""
+    fd = _open_regular(path, os.O_RDONLY, missing_ok=True)
+    if fd is None:
+        return None
+    try:
+        return _Scanner(path, warn, sink).scan(fd).torn_at
+    finally:
+        os.close(fd)
 
 
 def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord], int | None]:
@@ -295,16 +376,12 @@ def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord],
 
     A missing log has no records. A link, a non-regular file or an unreadable config record
     raises UserError; an unreadable record that is not the run's config is skipped with a
-    warning (its work is redone); a torn last line is reported through its offset.
+    warning (its work is redone); a torn last line is reported through its offset. This
+    holds every record, prompts included: readers of large logs use `scan_records`.
     """
-    fd = _open_regular(path, os.O_RDONLY, missing_ok=True)
-    if fd is None:
-        return [], None
-    try:
-        data = _read_all(fd, path)
-    finally:
-        os.close(fd)
-    return _parse(data, path, warn)
+    records: list[LogRecord] = []
+    torn_at = scan_records(path, lambda record, _offset, _length: records.append(record), warn)
+    return records, torn_at
 
 
 class RunLog:
@@ -318,7 +395,8 @@ class RunLog:
         self._lock: _FileLock | None = None
         self._fd: int | None = None
         self._write_failed: str | None = None
-        self.records: list[LogRecord] = []
+        self._size = 0  # bytes in the log (we are its only writer while we hold the lock)
+        self.index = LogIndex()  # what the log holds, folded; the records are not kept
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self) -> RunLog:
@@ -340,16 +418,21 @@ class RunLog:
 
     def _open_log(self) -> None:
         """Open the log once (read and append through the same descriptor, so the file read
-        is the file written), load it and repair its end."""
+        is the file written), fold it into the index line by line and repair its end."""
         self._fd = _open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         assert self._fd is not None
-        data = _read_all(self._fd, self.path)
-        self.records, torn_at = _parse(data, self.path, self._warn)
+        index = LogIndex()
+        scanner = _Scanner(self.path, self._warn, lambda record, _o, _n: index.add(record))
+        scanner.scan(self._fd)
+        self.index = index
+        self._size = scanner.size
         try:
-            if torn_at is not None:  # cut off before anything new is appended
-                os.ftruncate(self._fd, torn_at)
-            elif data and not data.endswith(b"\n"):  # a whole record whose newline was lost
+            if scanner.torn_at is not None:  # cut off before anything new is appended
+                os.ftruncate(self._fd, scanner.torn_at)
+                self._size = scanner.torn_at
+            elif scanner.size and scanner.last_byte != b"\n":  # a whole record lost its newline
                 os.write(self._fd, b"\n")
+                self._size += 1
         except OSError as error:
             raise _os_error(self.path, "repair the end of", error) from None
 
@@ -414,7 +497,7 @@ class RunLog:
             raise UserError(self._write_failed)
         line = serialize(record)
         view = memoryview(line)
-        start = os.fstat(self._fd).st_size  # we are the only writer (we hold the lock)
+        start = self._size  # we are the only writer (we hold the lock)
         try:
             while view:
                 written = os.write(self._fd, view)
@@ -427,7 +510,8 @@ class RunLog:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, start)
             raise
-        self.records.append(record)
+        self._size = start + len(line)
+        self.index.add(record, start, len(line))
 
     def _after_failed_write(self, start: int, error: OSError) -> str:
         message = _os_error(self.path, "append to", error).message
@@ -450,70 +534,22 @@ class RunLog:
 
     # -- reading ---------------------------------------------------------------------------
     def configs(self) -> list[ConfigRecord]:
-        return [r for r in self.records if isinstance(r, ConfigRecord)]
+        return list(self.index.configs)
+
+    @property
+    def records(self) -> list[LogRecord]:
+        """Every readable record, read again from the file (tests and small logs; a large
+        log is read through `index` or `scan_records`, never held whole)."""
+        records: list[LogRecord] = []
+        fd = _open_regular(self.path, os.O_RDONLY, missing_ok=True)
+        if fd is None:
+            return records
+        try:
+            sink: Sink = lambda record, _offset, _length: records.append(record)  # noqa: E731
+            _Scanner(self.path, None, sink, identity=False).scan(fd)
+        finally:
+            os.close(fd)
+        return records
 
     def iter_kind(self, kind: type) -> Iterator:
         return (r for r in self.records if isinstance(r, kind))
-
-
-def serialize(record: LogRecord) -> bytes:
-    """One record as one UTF-8 line. Text is made safe where it enters, but a lone
-    surrogate that slipped through (an API caller's own answers, say) must not crash the
-    writer: it becomes U+FFFD."""
-    try:
-        return (record.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
-    except (PydanticSerializationError, UnicodeEncodeError):
-        value = fix_tree(record.model_dump(mode="json", exclude_none=True))
-        return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _finite(*values: float | None) -> bool:
-    return all(value is None or math.isfinite(value) for value in values)
-
-
-def record_problem(record: AnswerRecord | JudgmentRecord) -> str | None:
-    """Why a finished record cannot be trusted (None if it can): its key names other work,
-    a number in it is NaN or infinite, or its score is outside its parser's range."""
-    if not key_matches(record):
-        return "its key does not match its fields"
-    if not _finite(record.latency_s):
-        return "a non-finite number"
-    if isinstance(record, JudgmentRecord):
-        if not _finite(record.score):
-            return "a non-finite score"
-        low, high = SCORE_RANGES.get(record.parser, (-math.inf, math.inf))
-        if record.score is not None and not low <= record.score <= high:
-            return f"score {record.score:g} is outside {record.parser}'s range {low:g}-{high:g}"
-        if record.status == "scored" and (
-            record.score is None and record.verdict is None and record.checklist is None
-        ):
-            return "scored without a score, verdict or checklist"
-    return None
-
-
-def completed_index(records: list[LogRecord]) -> dict[str, AnswerRecord | JudgmentRecord]:
-    """key -> the latest final record (an answer, or a judgment with a final outcome).
-
-    Keyed by the key built from each record's own fields, so a log written with the older
-    key scheme resumes; a record that cannot be trusted (`record_problem`) is left out, so
-    its work is done again rather than averaged in.
-    """
-    done: dict[str, AnswerRecord | JudgmentRecord] = {}
-    for record in records:
-        if isinstance(record, AnswerRecord | JudgmentRecord) and record_problem(record) is None:
-            done[record_key(record)] = record
-    return done
-
-
-def open_failures(records: list[LogRecord]) -> dict[str, FailureRecord]:
-    """Failures not followed by a success for the same work (what is still outstanding),
-    each naming its work by fields (schema-1 failures get them from their key)."""
-    failures: dict[str, FailureRecord] = {}
-    for record in records:
-        if isinstance(record, FailureRecord):
-            failures[record.key] = with_legacy_fields(record)
-        elif isinstance(record, AnswerRecord | JudgmentRecord):
-            failures.pop(record.key, None)
-            failures.pop(record_key(record), None)
-            failures.pop(legacy_key(record), None)
-    return failures

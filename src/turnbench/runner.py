@@ -11,19 +11,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
 from turnbench.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
-from turnbench.runlog import RunLog, completed_index
-from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, Message, RequestParams
+from turnbench.logindex import AnswerDone, JudgmentDone
+from turnbench.runlog import RunLog
+from turnbench.types import (
+    AnswerRecord,
+    Completion,
+    FailureRecord,
+    JudgmentRecord,
+    Message,
+    RequestParams,
+    Usage,
+)
 
 if TYPE_CHECKING:
+    from turnbench.batching import BatchQueue
     from turnbench.benchmarks.base import JudgeTask, Sample
+    from turnbench.costs import CostMeter
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
@@ -43,6 +55,10 @@ class Progress:
 
     def stop(self) -> None: ...
 
+    def batch_state(self, stage: str, role: str, state: str | None) -> None:
+        """What the provider batches of one role ("model" or a judge) doing a stage's work
+        are doing ("batch batch_0001 in_progress 120/500"), or None when none is open."""
+
 
 @dataclass
 class Budget:
@@ -50,11 +66,13 @@ class Budget:
 
     `max_requests` counts answers and judgments started (a judgment's re-asks and any
     request's retries belong to it); `max_tokens` counts the prompt + completion tokens the
-    server reported for what this invocation logged.
+    server reported for what this invocation logged; `max_cost` the dollars of what this
+    invocation logged plus the worst case of every request in flight (the price table's).
     """
 
     max_requests: int | None = None
     max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 @dataclass
@@ -78,6 +96,8 @@ class RunContext:
         progress: Progress | None = None,
         warn: Callable[[str], None] | None = None,
         strip_think: bool = True,
+        batches: Mapping[str, BatchQueue] | None = None,
+        costs: CostMeter | None = None,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
@@ -86,23 +106,41 @@ class RunContext:
         self.strip_think = strip_think  # remove <think> blocks before answers are judged
         self.budget = budget or Budget()
         self.progress = progress or Progress()
-        self.done = completed_index(log.records)
+        self.done = log.index.done  # key -> compact finished work; appends update it
         self.counters = RunCounters()
+        self.batches = dict(batches or {})  # role ("model" or a judge id) -> its batch queue
+        self.costs = costs
         self._admitted = 0  # answers and judgments started in this invocation
         self._in_flight = 0
         self._tokens = 0  # tokens of the records this invocation logged
+        self._dollars = 0.0  # what the records this invocation logged cost
+        self._reserved = 0.0  # the worst-case dollars of the requests in flight
         self._settled: asyncio.Event | None = None
         self._slots: dict[int, asyncio.Semaphore] = {}
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def _spent(self) -> str | None:
-        """Why the budget allows no new request, or None."""
+    def _spent(self, worst: float = 0.0) -> str | None:
+        """Why the budget allows no new request (whose cost is at most `worst` dollars), or
+        None."""
         budget = self.budget
         if budget.max_requests is not None and self._admitted >= budget.max_requests:
             return f"--max-requests {budget.max_requests} reached"
         if budget.max_tokens is not None and self._tokens >= budget.max_tokens:
             return f"--max-tokens-total {budget.max_tokens} reached ({self._tokens} used)"
+        if budget.max_cost is not None and (
+            self._dollars + self._reserved + worst > budget.max_cost
+        ):
+            return (
+                f"--max-cost {budget.max_cost:g} reached: ${self._dollars:.4f} spent, "
+                f"${self._reserved:.4f} in flight at worst, the next request could cost up to "
+                f"${worst:.4f}"
+            )
         return None
+
+    @property
+    def dollars(self) -> float:
+        """What the records this invocation logged cost (with --max-cost or prices known)."""
+        return self._dollars
 
     def _slot(self, backend: Backend) -> asyncio.Semaphore | None:
         """With a token budget, admit no more requests than the backend sends at once.
@@ -121,18 +159,22 @@ class RunContext:
         return slot
 
     @contextlib.asynccontextmanager
-    async def _admitted_request(self, backend: Backend) -> AsyncIterator[None]:
+    async def _admitted_request(
+        self, backend: Backend | None, worst: float = 0.0
+    ) -> AsyncIterator[None]:
         """Hold one admitted answer or judgment for the duration of the block.
 
         Checking and counting happen with no await in between, so concurrent samples cannot
-        overshoot --max-requests. Once the budget is spent, no new request starts; the ones
-        already started finish and are logged (nothing paid for is thrown away), and only
-        then does BudgetExhaustedError stop the run.
+        overshoot --max-requests or --max-cost (`worst`: the most the request can cost,
+        reserved while it is in flight). Once the budget is spent, no new request starts;
+        the ones already started finish and are logged (nothing paid for is thrown away),
+        and only then does BudgetExhaustedError stop the run. `backend` None: the request
+        goes into a provider batch (no concurrency slot: a batch holds all of them).
         """
-        slot = self._slot(backend)
+        slot = self._slot(backend) if backend is not None else None
         if slot is not None:
             await slot.acquire()
-        reason = self._spent()
+        reason = self._spent(worst)
         if reason is not None:
             if slot is not None:
                 slot.release()
@@ -143,9 +185,11 @@ class RunContext:
             raise BudgetExhaustedError(reason)
         self._admitted += 1
         self._in_flight += 1
+        self._reserved += worst
         try:
             yield
         finally:
+            self._reserved -= worst
             self._in_flight -= 1
             if self._in_flight == 0 and self._settled is not None:
                 self._settled.set()
@@ -165,6 +209,7 @@ class RunContext:
         pair: tuple[str, str] | None = None,
     ) -> None:
         self.counters.request_failures += 1
+        batch_id = getattr(error, "batch_id", None)  # the provider reported the item failed
         self.log.append(
             FailureRecord(
                 key=key,
@@ -177,6 +222,7 @@ class RunContext:
                 group=sample.group,
                 judge=judge,
                 pair=pair,
+                meta={"batch": batch_id} if batch_id else {},
             )
         )
         self.progress.advance(f"{stage}s", "failed")
@@ -191,16 +237,24 @@ class RunContext:
         turn: int,
         messages: list[Message],
         params: RequestParams,
-    ) -> AnswerRecord | None:
+    ) -> AnswerRecord | AnswerDone | None:
+        """The answer to one turn: the logged one, else one requested now (live, or in the
+        model's provider batch with --model-batch). `.text` is the cleaned answer."""
         cached = self.done.get(key)
-        if isinstance(cached, AnswerRecord):
+        if isinstance(cached, AnswerDone):
             return cached
         if self.model_backend is None:
             raise RuntimeError("this run has no model backend")
-        async with self._admitted_request(self.model_backend):
+        queue = self.batches.get("model")
+        worst = self.costs.worst_answer(messages, params) if self.costs else 0.0
+        batch_id = None
+        async with self._admitted_request(None if queue else self.model_backend, worst):
             self.counters.answers_requested += 1
             try:
-                completion = await self.model_backend.complete(messages, params)
+                if queue is not None:
+                    completion, batch_id = await queue.request(key, messages, params)
+                else:
+                    completion = await self.model_backend.complete(messages, params)
             except RequestFailedError as error:
                 self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
                 return None
@@ -223,6 +277,8 @@ class RunContext:
             system_fingerprint=completion.system_fingerprint,
             attempts=completion.attempts,
             latency_s=completion.latency_s,
+            batch_id=batch_id,
+            batch_usage=completion.usage if batch_id else None,
         )
         self._commit(record)
         self.progress.advance("answers")
@@ -230,12 +286,15 @@ class RunContext:
 
     def import_answer(
         self, *, key: str, model: str, sample: Sample, turn: int, text: str
-    ) -> AnswerRecord:
-        """Record an answer read from a file, so the run directory is self-contained."""
+    ) -> AnswerRecord | AnswerDone:
+        """Record an answer read from a file, so the run directory is self-contained.
+        `.text` of what it returns is the cleaned answer."""
         result = clean_answer(text, self.strip_think)
         cleaned = result.text
         cached = self.done.get(key)
-        if isinstance(cached, AnswerRecord) and cached.text == cleaned:
+        if isinstance(cached, AnswerDone) and cached.same_text(cleaned):
+            if cached.text is None:
+                cached.text = cleaned  # the answer set's own string: shared, not copied
             return cached
         record = AnswerRecord(
             key=key,
@@ -265,14 +324,17 @@ class RunContext:
         pair: tuple[str, str] | None = None,
         order: Literal["AB", "BA"] | None = None,
         repeat: int = 0,
-    ) -> JudgmentRecord | None:
+    ) -> JudgmentRecord | JudgmentDone | None:
         cached = self.done.get(key)
-        if isinstance(cached, JudgmentRecord):
+        if isinstance(cached, JudgmentDone):
             return cached
-        async with self._admitted_request(judge.backend):
+        queue = self.batches.get(judge.id)
+        asking = judge if queue is None else _first_via_batch(judge, queue, key)
+        worst = self.costs.worst_judgment(judge, task.messages, reply) if self.costs else 0.0
+        async with self._admitted_request(None if queue else judge.backend, worst):
             self.counters.judgments_requested += 1
             try:
-                outcome = await judge.ask(task.messages, reply)
+                outcome = await asking.ask(task.messages, reply)
             except RequestFailedError as error:
                 self._fail(
                     key,
@@ -285,6 +347,7 @@ class RunContext:
                     pair=pair,
                 )
                 return None
+        batched = asking.backend if isinstance(asking.backend, _FirstViaBatch) else None
         last = outcome.last
         self.counters.reasks += len(outcome.outputs) - 1
         result = outcome.result
@@ -327,6 +390,8 @@ class RunContext:
             system_fingerprint=last.system_fingerprint if last else None,
             attempts=outcome.attempts,
             latency_s=round(outcome.latency_s, 4),
+            batch_id=batched.batch_id if batched else None,
+            batch_usage=batched.usage if batched else None,
             meta=meta,
         )
         self._commit(record)
@@ -349,9 +414,41 @@ class RunContext:
         return "parsed-fallback"
 
     def _commit(self, record: AnswerRecord | JudgmentRecord) -> None:
+        """Log a finished record (the log's index makes it done) and count what it cost."""
         self.log.append(record)
-        self.done[record.key] = record
         self._tokens += record.usage.prompt_tokens + record.usage.completion_tokens
+        if self.costs is not None:
+            role = "model" if isinstance(record, AnswerRecord) else record.judge
+            self._dollars += self.costs.cost(role, record.usage, record.batch_usage)
+
+
+class _FirstViaBatch:
+    """A judge's backend for one judgment with --judge-batch: its first request goes into the
+    judge's provider batch, its re-asks (few, and each waiting on the reply before it) go
+    live, so an unreadable reply does not cost another batch round trip."""
+
+    def __init__(self, queue: BatchQueue, key: str, live: Backend) -> None:
+        self.spec = live.spec
+        self.stats = live.stats
+        self._queue = queue
+        self._key = key
+        self._live = live
+        self.batch_id: str | None = None
+        self.usage: Usage | None = None
+
+    async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
+        if self.batch_id is None:
+            completion, self.batch_id = await self._queue.request(self._key, messages, params)
+            self.usage = completion.usage
+            return completion
+        return await self._live.complete(messages, params)
+
+    async def aclose(self) -> None:  # the judge's own backend is closed by its owner
+        return None
+
+
+def _first_via_batch(judge: Judge, queue: BatchQueue, key: str) -> Judge:
+    return replace(judge, backend=_FirstViaBatch(queue, key, judge.backend))
 
 
 def _followup_label(reply: ReplyFormat, outcome: JudgeOutcome) -> str | None:
@@ -371,22 +468,44 @@ class RunOutcome:
 
 
 async def execute(
-    work: Iterable[Callable[[], Awaitable[None]]], ctx: RunContext, *, handle_signals: bool = True
+    work: Iterable[Callable[[], Awaitable[None]]],
+    ctx: RunContext,
+    *,
+    handle_signals: bool = True,
+    max_active: int | None = None,
 ) -> RunOutcome:
     """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget.
 
+    With `max_active`, at most that many jobs run at once and the next starts when one ends:
+    a job renders its prompts before it waits for its turn, so starting every job of a large
+    run at once would hold every prompt of the run in memory (without a limit every job
+    starts at once, which a provider batch needs to see all its requests).
     With `handle_signals` (the CLI) SIGINT and SIGTERM cancel the work; inside someone
     else's event loop (a notebook) the caller cancels the awaiting task instead, and every
     job is cancelled with it.
     """
     loop = asyncio.get_running_loop()
-    tasks = [asyncio.create_task(job()) for job in work]
+    jobs = iter(work)
+    tasks: set[asyncio.Task[None]] = set()
+    ended: asyncio.Queue[asyncio.Task[None]] = asyncio.Queue()
     interrupted = asyncio.Event()
+
+    def start(count: int | None) -> None:
+        for job in jobs if count is None else itertools.islice(jobs, count):
+            task = asyncio.create_task(job())
+            task.add_done_callback(ended.put_nowait)
+            tasks.add(task)
 
     def on_signal() -> None:
         interrupted.set()
         for task in tasks:
             task.cancel()
+
+    async def stop_all() -> None:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        tasks.clear()
 
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM) if handle_signals else ():
@@ -395,27 +514,23 @@ async def execute(
             installed.append(sig)
     outcome = RunOutcome()
     try:
-        pending = set(tasks)
-        while pending:
-            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-            failed = [t for t in finished if not t.cancelled() and t.exception() is not None]
-            if failed:
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                pending = set()
-                error = failed[0].exception()
-                assert error is not None
+        start(max_active)
+        while tasks:
+            task = await ended.get()
+            tasks.discard(task)
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                await stop_all()
                 if isinstance(error, BudgetExhaustedError):
                     outcome = RunOutcome("budget", f"stopped: {error}")
                 elif isinstance(error, FatalBackendError):
                     outcome = RunOutcome("fatal", error.message, [error])
                 else:
                     raise error
+            elif max_active is not None and not interrupted.is_set():
+                start(1)
     except asyncio.CancelledError:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_all()
         raise
     finally:
         for sig in installed:

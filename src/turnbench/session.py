@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from turnbench import __version__
 from turnbench.answers import load_answer_sets
@@ -30,13 +30,19 @@ from turnbench.dialogue import Estimate, Work
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
+from turnbench.prices import PriceTable, load_prices
 from turnbench.results import build_results, timing, write_results
 from turnbench.runlog import RunLog
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import ConfigRecord, SamplingConfig
 
+if TYPE_CHECKING:
+    from turnbench.batching import BatchQueue
+    from turnbench.costs import CostMeter
+
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
+MIN_ACTIVE_JOBS = 1024  # sample jobs running at once (see Session._max_active)
 Warn = Callable[[str], None]
 Mode = Literal["run", "judge"]
 
@@ -86,6 +92,7 @@ class Prepared:
     work: Work
     config: RunConfig
     judges: list[JudgeSettings]
+    prices: PriceTable | None = None
 
 
 def _policy(options: EvalOptions) -> RetryPolicy:
@@ -230,7 +237,40 @@ class Session:
             endpoints=self._endpoints(),
             concurrency=options.concurrency,
         )
-        return Prepared(benchmark, work, config, judges)
+        prices = load_prices(options.prices)
+        self._check_batch_and_cost(work, judges, prices)
+        return Prepared(benchmark, work, config, judges, prices)
+
+    def _check_batch_and_cost(
+        self, work: Work, judges: list[JudgeSettings], prices: PriceTable
+    ) -> None:
+        """--judge-batch / --model-batch need a provider with a batch API; --max-cost needs
+        a price for every model that will be asked."""
+        from turnbench.batch import BATCH_PROVIDERS
+
+        options = self.options
+        batched = []
+        if options.judge_batch:
+            batched += [("--judge-batch", j.spec) for j in judges]
+        if options.model_batch:
+            if self.mode != "run":
+                raise UserError("--model-batch is only used with turnbench run")
+            assert options.model is not None
+            batched.append(("--model-batch", options.model))
+        for flag, spec in batched:
+            if parse_spec(spec).provider not in BATCH_PROVIDERS:
+                raise UserError(
+                    f"{flag}: {spec} has no batch API; batches are available for "
+                    f"{' and '.join(f'{p}/...' for p in BATCH_PROVIDERS)} models"
+                )
+        if options.max_cost is not None:
+            models = ([options.model] if self.mode == "run" else []) + [j.spec for j in judges]
+            unknown = [m for m in models if m and prices.price_for(m) is None]
+            if unknown:
+                raise UserError(
+                    f"--max-cost needs the price of {', '.join(unknown)}, which the price "
+                    f"table (as of {prices.as_of}) does not list; add it with --prices FILE"
+                )
 
     @staticmethod
     def _prompt_versions(work: Work, judges: list[JudgeSettings]) -> dict[str, str]:
@@ -322,6 +362,7 @@ class Session:
             self._announce(self.header(prepared))
         model_backend, judges = self.build_backends(prepared)
         backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
+        queues: dict[str, BatchQueue] = {}
         started = time.time()
         try:
             # a dead endpoint or a refused key stops the run before anything is written
@@ -329,23 +370,30 @@ class Session:
                 self.warn(problem)
             with RunLog(out, warn=self.warn) as log:
                 self._record_config(log, prepared.config, started)
+                queues.update(self._batch_queues(log, judges))
                 planned = prepared.work.planned_keys()
-                stages: dict[str, Backend] = {"judgments": judges[0].backend}
+                first = judges[0]
+                stages: dict[str, Any] = {"judgments": queues.get(first.id, first.backend)}
                 if model_backend is not None:
-                    stages["answers"] = model_backend
+                    stages["answers"] = queues.get("model", model_backend)
                 progress = self._progress or (
                     self._progress_factory(stages) if self._progress_factory else Progress()
                 )
+                for queue in queues.values():
+                    queue.progress = progress
                 ctx = RunContext(
                     log,
                     model_backend=model_backend,
                     budget=Budget(
                         max_requests=self.options.max_requests,
                         max_tokens=self.options.max_tokens_total,
+                        max_cost=self.options.max_cost,
                     ),
                     progress=progress,
                     warn=self.warn,
                     strip_think=prepared.config.strip_think,
+                    batches=queues,
+                    costs=self._cost_meter(prepared, judges),
                 )
                 jobs = prepared.work.jobs(ctx, judges)
                 progress.start(
@@ -354,7 +402,12 @@ class Session:
                 )
                 cancelled = False
                 try:
-                    outcome = await execute(jobs, ctx, handle_signals=self._handle_signals)
+                    outcome = await execute(
+                        jobs,
+                        ctx,
+                        handle_signals=self._handle_signals,
+                        max_active=self._max_active(),
+                    )
                 except asyncio.CancelledError:
                     cancelled = True
                     outcome = RunOutcome("interrupted", "interrupted: the run was cancelled")
@@ -362,8 +415,65 @@ class Session:
                     progress.stop()
                 return self._finish(log, prepared, outcome, cancelled)
         finally:
+            for queue in queues.values():
+                await queue.aclose()
             for backend in backends.values():
                 await backend.aclose()
+
+    def _batch_queues(self, log: RunLog, judges: list[Judge]) -> dict[str, BatchQueue]:
+        """A provider batch queue per batched role: "model" and judge ids."""
+        options = self.options
+        if not (options.judge_batch or options.model_batch):
+            return {}
+        from turnbench.batch import make_batch_client
+        from turnbench.batching import BatchQueue
+
+        def queue(spec: str, backend_options: BackendOptions, role: str, stage: str) -> BatchQueue:
+            client = make_batch_client(parse_spec(spec), backend_options)
+            return BatchQueue(
+                client,
+                log,
+                role=role,
+                stage=stage,
+                poll_interval=options.batch_poll_interval,
+                max_attempts=options.max_attempts,
+            )
+
+        queues: dict[str, BatchQueue] = {}
+        if options.model_batch and options.model is not None:
+            queues["model"] = queue(
+                options.model, self._model_backend_options(), "model", "answers"
+            )
+        if options.judge_batch:
+            for judge, given in zip(judges, options.judge, strict=True):
+                queues[judge.id] = queue(
+                    judge.settings.spec, self._judge_backend_options(given), judge.id, "judgments"
+                )
+        for item in queues.values():
+            item.start()
+        return queues
+
+    def _cost_meter(self, prepared: Prepared, judges: list[Judge]) -> CostMeter | None:
+        """Prices of the roles, for --max-cost (checked by `prepare`: every model has one)."""
+        options = self.options
+        if options.max_cost is None or prepared.prices is None:
+            return None
+        from turnbench.costs import CostMeter, Role
+
+        roles = {judge.id: Role(judge.settings.spec, options.judge_batch) for judge in judges}
+        if self.mode == "run" and options.model is not None:
+            roles["model"] = Role(options.model, options.model_batch)
+        return CostMeter(prepared.prices, roles)
+
+    def _max_active(self) -> int | None:
+        """How many sample jobs run at once: enough to keep every endpoint busy, few enough
+        that the prompts waiting for a slot stay a small part of memory. With provider
+        batches all of them start at once, so each batch holds every request it can."""
+        options = self.options
+        if options.judge_batch or options.model_batch:
+            return None
+        sizes = [c for c in (options.concurrency, options.judge_concurrency) if isinstance(c, int)]
+        return max([MIN_ACTIVE_JOBS, *(4 * size for size in sizes)])
 
     def _finish(
         self, log: RunLog, prepared: Prepared, outcome: RunOutcome, cancelled: bool
@@ -377,10 +487,12 @@ class Session:
         results = build_results(
             prepared.work,
             prepared.config,
-            log.records,
-            when=timing(log.records, time.time()),
+            log.index,
+            when=timing(log.index, time.time()),
+            log_path=log.path,
             stopped=None if status == "finished" else status,
             notes=notes,
+            prices=prepared.prices,
         )
         write_results(log.directory, results)
         result = RunResult(

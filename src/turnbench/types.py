@@ -37,7 +37,8 @@ class Usage(BaseModel):
     cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        # sums of valid counts are valid: no second validation (added up per request)
+        return Usage.model_construct(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
@@ -159,6 +160,8 @@ class AnswerRecord(BaseModel):
     system_fingerprint: str | None = None
     attempts: int = 1
     latency_s: float = 0.0
+    batch_id: str | None = None  # sent through this provider batch (not live)
+    batch_usage: Usage | None = None  # the part of `usage` paid at batch prices
     meta: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
 
@@ -208,6 +211,8 @@ class JudgmentRecord(BaseModel):
     system_fingerprint: str | None = None
     attempts: int = 1
     latency_s: float = 0.0
+    batch_id: str | None = None  # its first request went through this provider batch
+    batch_usage: Usage | None = None  # the part of `usage` paid at batch prices
     meta: dict[str, Any] = Field(default_factory=dict)
     #: "judged" here, or "imported" from another tool's finished evaluation
     origin: Literal["judged", "imported"] = "judged"
@@ -263,4 +268,28 @@ class FailureRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
-LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord
+class BatchRecord(BaseModel):
+    """One step of a provider batch (`--judge-batch`, `--model-batch`), written the moment it
+    happens, so a process killed at any point resumes the same batch instead of paying again.
+
+    `creating`: about to ask the provider to create the batch; `batch` holds everything
+    needed to find it again and to read its results (provider, endpoint, model, the input
+    file, a submission token, each item's custom_id and sampling fields). `created`: the
+    provider accepted it as `batch_id`. `ended`: it reached a final state (`state`, `counts`);
+    informational, the item records are what count. All records of one submission share its
+    `submission` id. Items are keyed by `batch_custom_id(key)` of the work they do.
+    """
+
+    kind: Literal["batch"] = "batch"
+    event: Literal["creating", "created", "ended"]
+    submission: str
+    role: str  # "model" (answers) or the judge's id
+    stage: Literal["answers", "judgments"]
+    batch: dict[str, Any] | None = None  # creating: the BatchIntent
+    batch_id: str | None = None  # created, ended
+    state: str | None = None  # ended: the provider's final state
+    counts: dict[str, int] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord

@@ -193,3 +193,45 @@ def test_mt_bench_101_report_in_chromium(browser, env, tmp_path_factory, tmp_pat
     not_hijacked(page)
     assert errors == []
     page.close()
+
+
+def test_paged_dialogues_in_chromium(browser, env, tmp_path_factory, tmp_path):
+    """A report whose dialogues are on pages: the filters work on every sample in the
+    report, a sample's link opens its page at that sample, and the page runs only its own
+    script (hostile answers stay text)."""
+    from tests.e2e.test_report import paged_report
+
+    root = tmp_path_factory.mktemp("paged-runs")
+    hostile = make_run(root / "hostile", env, hostile_responder)
+    eight = make_run(root / "eight", env, fixed_rating(8))
+    report = root / "report.html"
+    _, written = paged_report(report, hostile, eight, page_limit=4_000)
+    assert len(written) >= 2
+    page, errors = open_page(browser, report)
+    not_hijacked(page)
+    box = page.locator("#dialogues-mt-bench .browser")
+    count = box.locator(".f-count")
+    assert count.inner_text() == "8 of 8 shown"
+    box.locator(".f-group").select_option("writing")
+    assert count.inner_text() == "1 of 8 shown"
+    box.locator(".f-group").select_option("")
+    box.locator(".f-failed").check()
+    assert count.inner_text() == "1 of 8 shown"  # question 91: the judge never rated it
+    box.locator(".f-failed").uncheck()
+    sample = page.locator("#s-mt-bench-81")
+    sample.locator(":scope > summary").click()
+    sample.locator("a", has_text="read this dialogue").click()
+    page.wait_for_load_state()
+    assert "/report-files/dialogues-1-" in page.url and page.url.endswith("#s-mt-bench-81")
+    opened = page.locator("#s-mt-bench-81")
+    assert opened.get_attribute("open") is not None  # the page opened the linked sample
+    assert "<script>document.title" in opened.locator(".answer .text").first.inner_text()
+    assert opened.locator(".answer img, .answer script, .answer b").count() == 0
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert "turnbench report: mt-bench dialogues, page" in page.title()
+    page.locator("a", has_text="back to the report").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/report.html#dialogues-mt-bench")
+    not_hijacked(page)
+    assert errors == []
+    page.close()

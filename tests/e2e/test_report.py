@@ -339,3 +339,76 @@ def test_report_without_data_files_still_works_from_the_log(runs, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert "Compose an engaging travel blog post" in page  # from the generated run's log
     assert "dialogue text from the run logs only" in page
+
+
+def paged_report(
+    out: Path, *runs: Path, data_dir: Path | None = None, page_limit: int = 20_000
+) -> tuple[str, list[Path]]:
+    """A report whose dialogues must go to pages (small limits), built in-process."""
+    from turnbench.report.assets import page
+    from turnbench.report.html import ReportOptions, build_report, write_report
+    from turnbench.rundir import load_runs
+
+    options = ReportOptions(
+        out=out, data_dir=data_dir or shared_data_dir(), inline_limit=1, page_limit=page_limit
+    )
+    text = build_report(load_runs(list(runs)), options)
+    write_report(text, out)
+    assert options.pages is not None and page  # (the frame every page is built with)
+    return text, options.pages.written
+
+
+def test_large_dialogues_go_to_pages_beside_the_report(runs, tmp_path):
+    out = tmp_path / "my report.html"
+    folder = tmp_path / "my report-files"
+    folder.mkdir()
+    stale = folder / "dialogues-1-99.html"  # left by an earlier, larger report
+    stale.write_text("old")
+    keep = folder / "notes.txt"  # not ours: never touched
+    keep.write_text("mine")
+    text, written = paged_report(out, runs["hostile"], runs["eight"])
+    assert written and all(path.parent == folder for path in written)
+    assert not stale.exists() and keep.read_text() == "mine"
+    # the report keeps one row per sample (filters work on all of them), no transcripts
+    assert text.count('<details class="sample"') == 8
+    assert "Compose an engaging travel blog post" not in text.split('id="dialogues-mt-bench"')[1]
+    links = re.findall(
+        r'<a href="(my%20report-files/dialogues-1-\d+\.html)#(s-mt-bench-\d+)"', text
+    )
+    assert len(links) == 8
+    pages = {path.name: path.read_text("utf-8") for path in written}
+    for href, target in links:
+        body = pages[href.split("/")[1]]
+        assert f'id="{target}"' in body  # the link lands on its sample
+    # every page: the report's content policy and script only, everything escaped
+    policy = re.search(r'Content-Security-Policy" content="([^"]+)"', text)
+    assert policy
+    joined = "".join(pages.values())
+    assert joined.count('<details class="sample"') == 8
+    for body in pages.values():
+        assert policy.group(1) in body and body.count("<script") == 1
+        assert '<a href="../my%20report.html#dialogues-mt-bench">' in body
+    assert "<img src=x" not in joined and "<b>bold?</b>" not in joined
+    assert "&lt;script&gt;document.title=&quot;pwned&quot;" in joined
+    assert "Refusing. &lt;script&gt;window.__pwned=3" in joined
+    assert "Compose an engaging travel blog post" in joined
+
+
+def test_a_link_planted_where_a_page_goes_is_not_followed(runs, tmp_path):
+    out = tmp_path / "report.html"
+    folder = tmp_path / "report-files"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (folder / "dialogues-1-1.html").symlink_to(victim)
+    _, written = paged_report(out, runs["hostile"])
+    assert victim.read_text() == "untouched"
+    assert not (folder / "dialogues-1-1.html").is_symlink() and written
+
+
+def test_small_reports_keep_their_dialogues_inline(runs, report_env, tmp_path):
+    out = tmp_path / "report.html"
+    done = run_cli(["report", str(runs["hostile"]), "--out", str(out)], report_env)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "report-files").exists()
+    assert "Compose an engaging travel blog post" in out.read_text("utf-8")

@@ -28,11 +28,14 @@ def test_usage_per_backend_is_what_the_server_reported(reference):
     for role, name in (("model", MODEL), ("judge", JUDGE)):
         reported = reference.usage[name]
         assert reported["prompt_tokens"] > 0 and reported["completion_tokens"] > 0
-        assert usage[role] == {
+        counted = {k: usage[role][k] for k in ("prompt_tokens", "completion_tokens")}
+        assert counted == {
             "prompt_tokens": reported["prompt_tokens"],
             "completion_tokens": reported["completion_tokens"],
-            "requests_logged": 16,
         }
+        assert usage[role]["requests_logged"] == 16
+        # the fake's model names have no price: no dollars are made up
+        assert usage[role]["cost_usd"] is None and usage[role]["prices_as_of"]
 
 
 def test_usage_of_a_judgment_includes_its_reasks(env, tmp_path):

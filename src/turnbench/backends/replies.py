@@ -147,13 +147,18 @@ def parse_completion(body: bytes, redact: Redactor) -> Completion:
     if not isinstance(choice, dict):
         raise MalformedReplyError("malformed response: the choice is not an object")
     text = _content(choice.get("message"), redact)
-    # every field is checked or sanitised above: skip pydantic's second pass (hot path)
+    # every field is checked or sanitised above: skip pydantic's second pass (hot path);
+    # every field is given, so no default factory runs (pydantic inspects a factory's
+    # signature each time it calls one)
     return Completion.model_construct(
         text=text,
         finish_reason=_optional_text(choice.get("finish_reason"), redact),
         usage=parse_usage(data.get("usage")),
         reported_model=_optional_text(data.get("model"), redact),
         system_fingerprint=_optional_text(data.get("system_fingerprint"), redact),
+        sent_params={},
+        attempts=1,
+        latency_s=0.0,
         logprobs=parse_logprobs(choice.get("logprobs")),
     )
 

@@ -14,6 +14,7 @@ succeeded, errored, canceled or expired.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,12 +32,14 @@ from turnbench.backends.sdk_calls import GaveUp, Transient, redactor, run_with_r
 from turnbench.batch.base import (
     BatchCounts,
     BatchHandle,
+    BatchIntent,
     BatchItem,
     BatchItemError,
     BatchNotFinishedError,
     BatchResults,
     BatchStatus,
     BatchSubmitUncertainError,
+    IntentHook,
     check_handle,
     check_items,
     jsonl_objects,
@@ -54,6 +57,8 @@ TRANSIENT_ERROR_TYPES = frozenset(
     {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 )
 REFUSED_STATUS = frozenset({429, 529})  # the creation was certainly not accepted
+CLOCK_SLACK = 300.0  # seconds: this machine's clock against the API's, when finding a batch
+FIND_PAGES = 10
 
 
 def valid_custom_id(custom_id: str) -> bool:
@@ -96,6 +101,29 @@ def _status(batch: Any) -> BatchStatus:
         state=STATES.get(word, "in_progress"),  # type: ignore[arg-type]
         provider_status=word,
         counts=BatchCounts(total=sum(parts.values()), **parts),
+    )
+
+
+def _timestamp(value: Any) -> float:
+    if hasattr(value, "timestamp"):
+        return float(value.timestamp())
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _pick(candidates: list[str], intent: BatchIntent) -> BatchHandle | None:
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return intent.handle(candidates[0])
+    raise BatchSubmitUncertainError(
+        f"a batch of {len(intent.custom_ids)} requests was being created when the previous "
+        f"run stopped, and {len(candidates)} batches of that size were created since then "
+        f"({', '.join(candidates)}); turnbench cannot tell which is its own. Cancel the ones "
+        "that are not yours in the Anthropic console, or start a new run directory.",
+        1,
     )
 
 
@@ -169,9 +197,21 @@ class AnthropicBatchClient:
         params = build_request(self.model, item.messages, item.params, cache=self.prompt_cache)
         return {"custom_id": item.custom_id, "params": params}
 
-    async def submit(self, items: list[BatchItem]) -> BatchHandle:
+    async def submit(
+        self, items: list[BatchItem], *, on_intent: IntentHook | None = None
+    ) -> BatchHandle:
         check_items(items, limit=self.max_items, valid_id=valid_custom_id)
         requests = [self._request(item) for item in items]
+        custom_ids, sent = param_table(items, lambda item: sampling_fields(item.params))
+        intent = BatchIntent(
+            provider="anthropic",
+            model=self.model,
+            endpoint=self.endpoint,
+            custom_ids=custom_ids,
+            sent_params=sent,
+        )
+        if on_intent is not None:
+            await on_intent(intent)
 
         async def attempt() -> Any:
             try:
@@ -195,15 +235,34 @@ class AnthropicBatchClient:
                 f"batch creation gave up after {error.attempts} attempts: {error.last.message}",
                 error.attempts,
             ) from None
-        custom_ids, sent = param_table(items, lambda item: sampling_fields(item.params))
-        return BatchHandle(
-            provider="anthropic",
-            model=self.model,
-            endpoint=self.endpoint,
-            batch_id=batch.id,
-            custom_ids=custom_ids,
-            sent_params=sent,
-        )
+        return intent.handle(batch.id)
+
+    async def find(self, intent: BatchIntent) -> BatchHandle | None:
+        """The batch `intent` created, told by what the API keeps (it has no idempotency key
+        or metadata): batches created since the intent (less CLOCK_SLACK) holding exactly as
+        many requests. None when there is none; more than one cannot be told apart and
+        raises BatchSubmitUncertainError naming them."""
+        since = intent.started_at - CLOCK_SLACK
+        size = len(intent.custom_ids)
+        candidates: list[str] = []
+        after: str | None = None
+        for _ in range(FIND_PAGES):
+            page = await self._call(
+                "batch list",
+                lambda after=after: self._client.messages.batches.list(
+                    limit=100, **({"after_id": after} if after else {})
+                ),
+            )
+            batches = list(page.data)
+            for batch in batches:
+                if _timestamp(batch.created_at) < since:
+                    return _pick(candidates, intent)
+                if _status(batch).counts.total == size:
+                    candidates.append(str(batch.id))
+            if not batches or not getattr(page, "has_more", False):
+                break
+            after = str(batches[-1].id)
+        return _pick(candidates, intent)
 
     async def _retrieve(self, handle: BatchHandle) -> Any:
         return await self._call(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -70,6 +70,37 @@ class BatchHandle(BaseModel):
         return dict(self.sent_params[index]) if index is not None else {}
 
 
+class BatchIntent(BaseModel):
+    """A batch about to be created, as the engine logs it before the provider is asked:
+    everything to find the batch again from a new process (`BatchClient.find`) and to read
+    its results. OpenAI: the uploaded input file and the submission `token` the creation
+    carries in its metadata; Anthropic: the time and the number of requests."""
+
+    provider: Literal["openai", "anthropic"]
+    model: str
+    endpoint: str
+    input_file_id: str | None = None
+    token: str | None = None
+    custom_ids: dict[str, int]
+    sent_params: list[dict[str, Any]]
+    started_at: float = Field(default_factory=lambda: round(time.time(), 3))
+
+    def handle(self, batch_id: str) -> BatchHandle:
+        return BatchHandle(
+            provider=self.provider,
+            model=self.model,
+            endpoint=self.endpoint,
+            batch_id=batch_id,
+            input_file_id=self.input_file_id,
+            custom_ids=self.custom_ids,
+            sent_params=self.sent_params,
+            submitted_at=self.started_at,
+        )
+
+
+IntentHook = Callable[[BatchIntent], Awaitable[None]]
+
+
 class BatchCounts(BaseModel):
     total: int = 0
     processing: int = 0
@@ -121,7 +152,16 @@ class BatchClient(Protocol):
     endpoint: str
     max_items: int
 
-    async def submit(self, items: list[BatchItem]) -> BatchHandle: ...
+    async def submit(
+        self, items: list[BatchItem], *, on_intent: IntentHook | None = None
+    ) -> BatchHandle:
+        """Create one batch of `items`. `on_intent` is awaited with the BatchIntent just
+        before the provider is asked to create it (the engine logs it there)."""
+
+    async def find(self, intent: BatchIntent) -> BatchHandle | None:
+        """The batch `intent` created, if the provider has it (a process that stopped
+        between asking and hearing back); raises BatchSubmitUncertainError when that cannot
+        be told."""
 
     async def poll(self, handle: BatchHandle) -> BatchStatus: ...
 

@@ -23,12 +23,14 @@ from turnbench.backends.sdk_calls import GaveUp, Transient, redactor, run_with_r
 from turnbench.batch.base import (
     BatchCounts,
     BatchHandle,
+    BatchIntent,
     BatchItem,
     BatchItemError,
     BatchNotFinishedError,
     BatchResults,
     BatchStatus,
     BatchSubmitUncertainError,
+    IntentHook,
     check_handle,
     check_items,
     jsonl_objects,
@@ -43,6 +45,7 @@ CHAT_PATH = "/v1/chat/completions"
 MAX_ITEMS = 50_000
 TOKEN_KEY = "turnbench_submission"
 LOOKBACK = 100  # recent batches searched for our token after an uncertain creation
+FIND_PAGES = 10  # pages of LOOKBACK batches searched when a new process looks for its batch
 
 
 def chat_fields(model: str, params: RequestParams, token_param: str = "auto") -> dict[str, Any]:
@@ -225,7 +228,9 @@ class OpenAIBatchClient:
             },
         }
 
-    async def submit(self, items: list[BatchItem]) -> BatchHandle:
+    async def submit(
+        self, items: list[BatchItem], *, on_intent: IntentHook | None = None
+    ) -> BatchHandle:
         check_items(items, limit=self.max_items, valid_id=lambda c: 0 < len(c) <= 512)
         data = "".join(json.dumps(self._line(item), ensure_ascii=False) + "\n" for item in items)
         uploaded = await self._call(
@@ -235,23 +240,35 @@ class OpenAIBatchClient:
                 purpose="batch",
             ),
         )
-        batch = await self._create(uploaded.id)
         custom_ids, sent = param_table(
             items, lambda item: chat_fields(self.model, item.params, self.token_param)
         )
-        return BatchHandle(
+        intent = BatchIntent(
             provider="openai",
             model=self.model,
             endpoint=self.endpoint,
-            batch_id=batch.id,
             input_file_id=uploaded.id,
+            token=uuid.uuid4().hex,
             custom_ids=custom_ids,
             sent_params=sent,
         )
+        if on_intent is not None:
+            await on_intent(intent)
+        batch = await self._create(uploaded.id, intent.token or "")
+        return intent.handle(batch.id)
 
-    async def _create(self, input_file_id: str) -> Any:
+    async def find(self, intent: BatchIntent) -> BatchHandle | None:
+        """The batch created with `intent`'s token, searched among the recent batches."""
+        if intent.token is None:
+            return None
+        try:
+            found = await self._find(intent.token, pages=FIND_PAGES)
+        except Exception as error:
+            raise self._call.mapped(error, "batch lookup") from None
+        return intent.handle(found.id) if found is not None else None
+
+    async def _create(self, input_file_id: str, token: str) -> Any:
         """Create the batch once, even when an attempt's answer is lost (see module doc)."""
-        token = uuid.uuid4().hex
         uncertain = False
 
         async def attempt() -> Any:
@@ -293,11 +310,19 @@ class OpenAIBatchClient:
             ) from None
         return batch
 
-    async def _find(self, token: str) -> Any:
-        page = await self._client.batches.list(limit=LOOKBACK)
-        for batch in page.data:
-            if (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token:
-                return batch
+    async def _find(self, token: str, *, pages: int = 1) -> Any:
+        after: str | None = None
+        for _ in range(pages):
+            if after is None:
+                page = await self._client.batches.list(limit=LOOKBACK)
+            else:
+                page = await self._client.batches.list(limit=LOOKBACK, after=after)
+            for batch in page.data:
+                if (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token:
+                    return batch
+            if not page.data or not getattr(page, "has_more", False):
+                return None
+            after = page.data[-1].id
         return None
 
     async def poll(self, handle: BatchHandle) -> BatchStatus:

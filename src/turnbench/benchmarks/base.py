@@ -228,6 +228,9 @@ class Benchmark(ABC):
     #: the score tables `aggregate` adds to a model's results (documented in the results
     #: schema, and checked against it for this benchmark's runs)
     results_model: ClassVar[type[BaseModel] | None] = None
+    #: `aggregate` reads `JudgedTurn.answer` (deterministic checks): results then read the
+    #: answer texts back from the log, which they otherwise never hold
+    needs_answer_text: ClassVar[bool] = False
     #: what `--benchmark` must name to find this class again (a benchmark file's or data
     #: folder's absolute path); recorded as the run's `benchmark_ref`
     source_ref: ClassVar[str | None] = None

@@ -128,6 +128,23 @@ FLAGS: tuple[Flag, ...] = (
     Flag("max_tokens_total", int | None, None, _opt("--max-tokens-total", min=1, help="Start no "
          "new request once this invocation has logged this many tokens (prompt + completion, "
          "all endpoints); requests in flight finish, then the run stops cleanly.")),
+    Flag("max_cost", float | None, None, _opt("--max-cost", min=0.0, help="Start "
+         "no request whose worst-case price (its prompt at one token per byte, its whole "
+         "token limit, every re-ask) would take this invocation's dollars past USD; requests "
+         "in flight finish and are logged, then the run stops cleanly. Needs a price for "
+         "every model used (see --prices).")),
+    Flag("prices", Path | None, None, _opt("--prices", help="JSON price file that adds models "
+         "to the shipped price table or replaces entries (same shape: {\"models\": "
+         "{\"openai/NAME\": {\"input\": USD, \"output\": USD, ...}}} per million tokens).")),
+    Flag("judge_batch", bool, False, _opt("--judge-batch", help="Send the judge requests "
+         "through the provider's batch API (OpenAI Batch, Anthropic Message Batches: about "
+         "half price, results within 24 h). Batch ids are logged: re-running the command "
+         "resumes the same batches. Re-asks of unreadable replies are sent live.")),
+    Flag("model_batch", bool, False, _opt("--model-batch", help="Send the answer requests "
+         "through the provider's batch API (one batch per turn round when later turns "
+         "build on the model's own answers)."), frozenset({RUN})),
+    Flag("batch_poll_interval", float, 30.0, _opt("--batch-poll-interval", min=0.01, help="Seconds "
+         "between two status checks of a provider batch.")),
     Flag("request_timeout", float, 600.0, _opt("--request-timeout", min=0.1, help="Seconds "
          "before one request times out.")),
     Flag("max_attempts", int, 10, _opt("--max-attempts", min=1, help="Attempts per request "

@@ -57,6 +57,9 @@ def print_results(console: Console, result: RunResult) -> None:
             f"[yellow]{len(invalid)} record(s) of the log could not be trusted and were left "
             f"out[/yellow] (first: {shown(invalid[0]['reason'])}); their work is redone on resume"
         )
+    spent = spent_line(results)
+    if spent:
+        console.print(shown(spent))
     state = "complete" if results["complete"] else "[red]incomplete[/red]"
     if result.status == "fatal" and result.message:
         _stderr().print(f"[bold red]error:[/bold red] {shown(result.message)}")
@@ -72,26 +75,90 @@ def print_results(console: Console, result: RunResult) -> None:
         console.print(f"\n[yellow]{shown(warning)}[/yellow]")
 
 
-def print_estimate(console: Console, prepared: Prepared, estimate: Estimate) -> None:
+def spent_line(results: dict) -> str | None:
+    """'Spent: answers $1.20, judgments $3.40 (prices as of ...)', when anything was."""
+    from turnbench.prices import format_dollars
+
+    usage = results.get("usage") or {}
+    parts, as_of = [], None
+    for role, name in (("model", "answers"), ("judge", "judgments")):
+        row = usage.get(role) or {}
+        if row.get("requests_logged"):
+            parts.append(f"{name} {format_dollars(row.get('cost_usd'))}")
+            as_of = as_of or row.get("prices_as_of")
+    if not parts:
+        return None
+    return f"Spent: {', '.join(parts)} (prices as of {as_of})"
+
+
+def print_estimate(
+    console: Console,
+    prepared: Prepared,
+    estimate: Estimate,
+    *,
+    judge_batch: bool = False,
+    model_batch: bool = False,
+) -> None:
+    from turnbench.prices import estimate_dollars, format_dollars, load_prices
+
     config = prepared.config
+    prices = prepared.prices or load_prices()
     table = Table(
         title=cell(f"Dry run: {config.benchmark} (nothing will be sent)"), title_justify="left"
     )
-    for column in ("stage", "requests", "prompt tokens (est.)", "completion tokens (max)"):
+    columns = ("stage", "requests", "prompt tokens (est.)", "completion tokens (max)", "dollars")
+    for column in columns:
         table.add_column(column, justify="left" if column == "stage" else "right")
-    if estimate.answers:
+    total: float | None = 0.0
+    for row in estimate_rows(prepared, estimate):
+        batch = model_batch if row.role == "model" else judge_batch
+        dollars = estimate_dollars([row], batch=batch, prices=prices)[row.role]
+        total = None if total is None or dollars is None else total + dollars
+        label = "answers" if row.role == "model" else "judgments"
         table.add_row(
-            cell(f"answers ({config.model})"),
-            str(estimate.answers),
-            f"{estimate.answer_prompt_tokens:,}",
-            f"{estimate.answer_completion_tokens:,}",
+            f"{label} ({shown(row.model)})" + (" [batch]" if batch else ""),
+            f"{row.requests:,}",
+            f"{row.prompt_tokens:,}",
+            f"{row.completion_tokens:,}",
+            shown(format_dollars(dollars)),
         )
-    table.add_row(
-        cell(f"judgments ({config.judge})"),
-        str(estimate.judgments),
-        f"{estimate.judge_prompt_tokens:,}",
-        f"{estimate.judge_completion_tokens:,}",
-    )
     console.print(table)
+    console.print(
+        f"Estimated dollars in all: {shown(format_dollars(total))} (upper bound: every "
+        "completion at its token limit, no prompt-cache discount; prices as of "
+        f"{shown(str(prices.as_of))}; a model without a price shows 'unknown price': add it "
+        "with --prices FILE)"
+    )
     for note in estimate.notes:
         console.print(shown(note))
+
+
+def estimate_rows(prepared: Prepared, estimate: Estimate) -> list:
+    """The estimate per role: the answers' model, then each judge (the judges of a panel
+    get the same requests, so each gets its share)."""
+    from turnbench.prices import RoleEstimate
+
+    rows = []
+    if estimate.answers and prepared.config.model:
+        rows.append(
+            RoleEstimate(
+                "model",
+                prepared.config.model,
+                estimate.answers,
+                estimate.answer_prompt_tokens,
+                estimate.answer_completion_tokens,
+            )
+        )
+    judges = prepared.judges or []
+    share = max(1, len(judges))
+    for judge in judges:
+        rows.append(
+            RoleEstimate(
+                judge.id,
+                judge.spec,
+                estimate.judgments // share,
+                estimate.judge_prompt_tokens // share,
+                estimate.judge_completion_tokens // share,
+            )
+        )
+    return rows

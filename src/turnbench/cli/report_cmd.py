@@ -65,12 +65,16 @@ def report(
     from turnbench.rundir import load_runs
 
     loaded = load_runs(runs, require_log=False, warn=_warn)
-    options = ReportOptions(title=title, data_dir=data_dir, seed=seed, resamples=resamples)
-    text = build_report(loaded, options, warn=_warn)
     target = out if out is not None else runs[0] / "report.html"
+    options = ReportOptions(
+        title=title, data_dir=data_dir, seed=seed, resamples=resamples, out=target
+    )
+    text = build_report(loaded, options, warn=_warn)
     write_report(text, target)
+    pages = options.pages.written if options.pages is not None else []
     console().print(
         f"Report written to {shown(target)} ({len(text.encode('utf-8')) / 1024:.0f} KiB)"
+        + (f", its dialogues on {len(pages)} pages in {shown(pages[0].parent)}" if pages else "")
     )
 
 

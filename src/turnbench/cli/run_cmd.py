@@ -74,19 +74,30 @@ def options_from_flags(ctx: typer.Context, params: dict[str, Any]) -> EvalOption
 
 def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:
     console = _console()
+    live = not params.get("no_progress") and sys.stderr.isatty()
+    plain = None
+    if not live and (options.judge_batch or options.model_batch):
+        from turnbench.report.progress import BatchLines
+
+        plain = BatchLines(console)  # batches take long: say what they do, line by line
     session = Session(
         options,
         mode,  # type: ignore[arg-type]
         warn=print_warning,
-        progress_factory=_live_progress(console)
-        if not params.get("no_progress") and sys.stderr.isatty()
-        else None,
+        progress=plain,
+        progress_factory=_live_progress(console) if live else None,
         handle_signals=True,
         announce=lambda header: console.print(shown(header)),
     )
     if params.get("dry_run"):
         prepared, estimate = session.estimate()
-        print_estimate(console, prepared, estimate)
+        print_estimate(
+            console,
+            prepared,
+            estimate,
+            judge_batch=options.judge_batch,
+            model_batch=options.model_batch,
+        )
         raise typer.Exit(0)
     result = asyncio.run(session.run())
     print_results(console, result)

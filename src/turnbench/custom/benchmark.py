@@ -75,6 +75,7 @@ class CustomBenchmark(Benchmark):
         "checklist": {"strict": "checklist-strict", "compat": "checklist-compat"},
     }
     results_model = CustomTables
+    needs_answer_text = True  # deterministic checks score the answer text
     report = ReportSpec(
         charts=(
             Chart("bars", "by_tag", "Score per tag", "bar chart of the mean score per tag",

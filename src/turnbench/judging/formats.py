@@ -64,10 +64,12 @@ class ReplyFormat:
 RESEND_TRIES = {"checklist-compat": 5}
 
 
+@cache  # (frozen: one object serves every judgment)
 def rating_constraint() -> ReplyConstraint:
     return ReplyConstraint(kind="rating", choices=RATING_CHOICES, lead="Rating: ")
 
 
+@cache
 def verdict_constraint() -> ReplyConstraint:
     return ReplyConstraint(kind="verdict", choices=VERDICT_CHOICES, lead="Final verdict: ")
 

@@ -22,10 +22,16 @@ from turnbench.compare import Comparison, compare_entries
 from turnbench.errors import UserError
 from turnbench.report import charts
 from turnbench.report.assets import page
-from turnbench.report.browser import dialogue_browser, sample_anchor
+from turnbench.report.browser import (
+    INLINE_LIMIT,
+    PAGE_LIMIT,
+    Pages,
+    dialogue_browser,
+    sample_anchor,
+)
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
-from turnbench.report.samples import Texts, merge_texts, texts_from_data, texts_from_log
+from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
 from turnbench.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
@@ -42,6 +48,10 @@ class ReportOptions:
     resamples: int = 2000
     generated_at: str | None = None  # fixed in tests; now (UTC) otherwise
     notes: list[str] = field(default_factory=list)
+    out: Path | None = None  # the report file: a large run's dialogues go to pages beside it
+    inline_limit: int = INLINE_LIMIT  # bytes of dialogues kept in the report file itself
+    page_limit: int = PAGE_LIMIT  # bytes of dialogues per page file
+    pages: Pages | None = None  # set by build_report when `out` is given
 
 
 def _keys(entries: list[Entry], field_name: str) -> list[str]:
@@ -172,6 +182,62 @@ def _provenance(runs: list[Run]) -> str:
         rows,
         text_columns=(0, 1, 2, 3, 4, 5, 6),
         wrap_columns=(3, 4, 5, 6),
+    )
+
+
+def _dollars(value: Any) -> str:
+    from turnbench.prices import format_dollars
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return esc(format_dollars(float(value)))
+    return "unknown price"
+
+
+def _spending(runs: list[Run]) -> str:
+    """Tokens and dollars per run and role, from results.json's `usage`."""
+    rows = []
+    for run in runs:
+        usage = run.results.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        for role, name in (("model", "answers"), ("judge", "judgments")):
+            row = usage.get(role)
+            if not isinstance(row, dict) or not row.get("requests_logged"):
+                continue
+            batch = row.get("batch_prompt_tokens") or 0
+            rows.append(
+                [
+                    esc(run.label),
+                    esc(name),
+                    esc(row.get("requests_logged")),
+                    esc(f"{row.get('prompt_tokens', 0):,}"),
+                    esc(f"{row.get('completion_tokens', 0):,}"),
+                    esc(f"{batch:,}") if batch else "–",
+                    _dollars(row.get("cost_usd")),
+                    esc(row.get("prices_as_of") or "–"),
+                ]
+            )
+    if not rows:
+        return ""
+    return (
+        "<h3>Spent</h3>"
+        + table(
+            [
+                "run",
+                "requests",
+                "logged",
+                "prompt tokens",
+                "completion tokens",
+                "of them in batches (prompt)",
+                "dollars",
+                "prices as of",
+            ],
+            rows,
+            text_columns=(0, 1, 7),
+        )
+        + '<p class="small muted">Every logged request counts (a redone one twice: it was '
+        "paid twice); dollars at the price table's prices, batch requests at batch prices. "
+        "Unknown price: a model the table does not list (add it with --prices FILE).</p>"
     )
 
 
@@ -580,7 +646,10 @@ def _pairwise_diagnostics(entries: list[Entry]) -> str:
 def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) -> Texts:
     from_log: Texts = {}
     for run in runs:
-        texts_from_log(run.records, into=from_log)
+        for sample, questions in run.log.questions.items():
+            text = from_log.setdefault(sample, DialogueText(sample))
+            for turn, question in questions.items():
+                text.questions.setdefault(turn, question)
     from_data, problem = texts_from_data(runs[0].benchmark_class, benchmark, options.data_dir)
     if problem is not None:
         note = f"{benchmark}: dialogue text from the run logs only ({problem})"
@@ -591,6 +660,11 @@ def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) 
 
 def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = None) -> str:
     warn = warn or (lambda _message: None)
+    if options.out is not None:
+        options.pages = Pages(
+            options.out, options.title, page, options.inline_limit, options.page_limit
+        )
+        options.pages.clear()
     entries = [e for run in runs for e in run.entries()]
     if not entries:
         raise UserError("the given run directories hold no model results")
@@ -609,7 +683,11 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
         section(
             "summary",
             "Summary",
-            _summary(entries) + _pairwise_summary(runs) + rankings + _provenance(runs),
+            _summary(entries)
+            + _pairwise_summary(runs)
+            + rankings
+            + _provenance(runs)
+            + _spending(runs),
         )
     )
     for benchmark in benchmarks:
@@ -632,7 +710,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
     sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
-    for benchmark in benchmarks:
+    for number, benchmark in enumerate(benchmarks, start=1):
         bench_runs = [run for run in runs if run.benchmark == benchmark]
         bench_entries = [e for e in entries if e.run.benchmark == benchmark]
         texts = _texts(benchmark, bench_runs, options, warn)
@@ -646,7 +724,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
                 "model's answer side by side; open a sample to read it, and the judge's "
                 "explanation under each answer. The score filter keeps samples with at least "
                 "one turn scored in the range.</p>"
-                + dialogue_browser(benchmark, bench_entries, texts),
+                + dialogue_browser(benchmark, bench_entries, texts, options.pages, number),
             )
         )
     notes = [*(w for run in runs for w in run.warnings), *_run_notes(runs), *options.notes]

@@ -66,6 +66,14 @@ class LiveProgress(ProgressSink):
             transient=False,
         )
         self._tasks: dict[str, int] = {}
+        self._batches: dict[str, dict[str, str]] = {}  # stage -> role -> batch state
+
+    def batch_state(self, stage: str, role: str, state: str | None) -> None:
+        states = self._batches.setdefault(stage, {})
+        if state is None:
+            states.pop(role, None)
+        else:
+            states[role] = state
 
     def start(self, totals: dict[str, int], done: dict[str, int]) -> None:
         for stage, total in totals.items():
@@ -92,6 +100,9 @@ class LiveProgress(ProgressSink):
         if stage == "judgments":
             parts.append(f"unparseable {outcomes.get('unparseable', 0)}")
         parts.append(f"tokens {_tokens(tokens)}")
+        batches = self._batches.get(stage)
+        if batches:
+            parts.append(_short("; ".join(batches.values()), 90))
         return " · ".join(parts)
 
     def advance(self, stage: str, outcome: str = "ok") -> None:
@@ -105,3 +116,19 @@ class LiveProgress(ProgressSink):
 
     def stop(self) -> None:
         self._progress.stop()
+
+
+class BatchLines(ProgressSink):
+    """Without live bars (output not a terminal): one line whenever a provider batch changes
+    state, so a log file shows what the batches did."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._shown: dict[tuple[str, str], str | None] = {}
+
+    def batch_state(self, stage: str, role: str, state: str | None) -> None:
+        if self._shown.get((stage, role)) == state:
+            return
+        self._shown[(stage, role)] = state
+        if state is not None:
+            self._console.print(Text(f"{stage} ({_short(role)}): {_short(state, 200)}"))

@@ -87,6 +87,7 @@ class FakeAnthropic(FakeHTTPServer):
         return [
             web.post("/v1/messages", self._messages),
             web.post("/v1/messages/batches", self._create_batch),
+            web.get("/v1/messages/batches", self._list_batches),
             web.get("/v1/messages/batches/{batch_id}", self._get_batch),
             web.post("/v1/messages/batches/{batch_id}/cancel", self._cancel_batch),
             web.get("/v1/messages/batches/{batch_id}/results", self._batch_results),
@@ -250,6 +251,28 @@ class FakeAnthropic(FakeHTTPServer):
                 "outcomes": {},
             }
         return web.json_response(self._batch_json(self.batches[batch_id]))
+
+    async def _list_batches(self, request: web.Request) -> web.Response:
+        """Newest first, `limit` and `after_id` as documented."""
+        await self.record(request, "batch_list")
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        limit = int(request.query.get("limit", "20"))
+        ordered = sorted(self.batches.values(), key=lambda b: b["id"], reverse=True)
+        after = request.query.get("after_id")
+        if after:
+            ids = [b["id"] for b in ordered]
+            ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+        page = ordered[:limit]
+        return web.json_response(
+            {
+                "data": [self._batch_json(b) for b in page],
+                "has_more": len(ordered) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+            }
+        )
 
     def _finish(self, batch: dict[str, Any], *, canceled: bool) -> None:
         for custom_id, params in batch["items"].items():

@@ -22,6 +22,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -37,13 +38,15 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> we
     )
 
 
-def chat_completion(body: dict[str, Any], *, request_id: str) -> dict[str, Any]:
+def chat_completion(
+    body: dict[str, Any], *, request_id: str, content: str | None = None
+) -> dict[str, Any]:
     """A deterministic chat.completion for a request body, with cached-token usage."""
     messages = body.get("messages") or []
     text = json.dumps(messages)
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     last = messages[-1].get("content", "") if messages else ""
-    reply = f"Batch answer {digest} to '{str(last)[:30]}'."
+    reply = content if content is not None else f"Batch answer {digest} to '{str(last)[:30]}'."
     prompt = max(1, len(text) // 4)
     choice: dict[str, Any] = {
         "index": 0,
@@ -82,10 +85,20 @@ def chat_completion(body: dict[str, Any], *, request_id: str) -> dict[str, Any]:
 
 
 class FakeOpenAIBatch(FakeHTTPServer):
-    def __init__(self, *, api_key: str | None = "test-openai-key", polls_per_state: int = 1):
+    def __init__(
+        self,
+        *,
+        api_key: str | None = "test-openai-key",
+        polls_per_state: int = 1,
+        responder: Callable[[dict[str, Any]], str] | None = None,
+    ):
         super().__init__()
         self.api_key = api_key
         self.polls_per_state = polls_per_state
+        # the reply text of a request body (default: "Batch answer ..."); also used by the
+        # live POST /v1/chat/completions this fake serves for requests sent outside batches
+        self.responder = responder
+        self.live_requests = 0
         self.fail_ids: set[str] = set()
         self.drop_ids: set[str] = set()
         self.expire = False
@@ -108,7 +121,30 @@ class FakeOpenAIBatch(FakeHTTPServer):
             web.get("/v1/batches", self._list),
             web.get("/v1/batches/{batch_id}", self._get),
             web.post("/v1/batches/{batch_id}/cancel", self._cancel),
+            web.post("/v1/chat/completions", self._chat),
+            web.get("/v1/models", self._models),
         ]
+
+    def _reply_text(self, body: dict[str, Any]) -> str | None:
+        return self.responder(body) if self.responder is not None else None
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await self.record(request, "chat")
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        with self._lock:
+            self.live_requests += 1
+            request_id = f"live_{self.live_requests}"
+        return web.json_response(
+            chat_completion(body, request_id=request_id, content=self._reply_text(body))
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        return web.json_response({"object": "list", "data": []})
 
     def _refused(self, request: web.Request) -> web.Response | None:
         expected = f"Bearer {self.api_key}"
@@ -305,7 +341,9 @@ class FakeOpenAIBatch(FakeHTTPServer):
                     response={
                         "status_code": 200,
                         "request_id": request_id,
-                        "body": chat_completion(body, request_id=request_id),
+                        "body": chat_completion(
+                            body, request_id=request_id, content=self._reply_text(body)
+                        ),
                     },
                     error=None,
                 )

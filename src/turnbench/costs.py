@@ -1,0 +1,108 @@
+"""Dollars during a run: what a logged record cost, and the most a request can cost.
+
+`--max-cost USD` admits a request only when the dollars already logged by this invocation,
+plus the worst case of every request in flight, plus the worst case of this one stay within
+USD. The worst case is a bound, not an estimate, so the limit is never crossed whatever the
+model answers:
+
+- prompt tokens: at most one per UTF-8 byte of the messages (byte-level BPE tokenizers never
+  make more), plus 4 per message and 3 for the reply's start (the chat format's overhead),
+  priced at the highest input price of the model (a prompt-cache write where that costs
+  more than plain input);
+- completion tokens: the request's whole token limit;
+- a judgment: its first request and every re-ask it may need (`max_reasks`), each re-ask
+  carrying the original prompt, the previous reply (at most its token limit) and the
+  follow-up text; the first request at batch prices with --judge-batch, re-asks at live
+  prices (they are sent live).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from turnbench.judging.formats import ReplyFormat
+from turnbench.judging.judge import Judge
+from turnbench.prices import PER, ModelPrice, PriceTable
+from turnbench.types import Message, RequestParams, Usage
+
+MESSAGE_OVERHEAD = 4  # tokens a chat format adds per message (bounds OpenAI's and Anthropic's)
+REPLY_PRIMING = 3
+UNLIMITED_COMPLETION = 32_768  # the bound used when a request sets no token limit
+
+
+def prompt_token_bound(messages: Sequence[Mapping[str, str]]) -> int:
+    """At most this many prompt tokens (see the module docstring)."""
+    return (
+        sum(len(str(m.get("content", "")).encode("utf-8", "surrogatepass")) for m in messages)
+        + MESSAGE_OVERHEAD * len(messages)
+        + REPLY_PRIMING
+    )
+
+
+def _input_price(price: ModelPrice) -> float:
+    return max(price.input, price.cache_write or 0.0)
+
+
+def request_bound(
+    price: ModelPrice, prompt_tokens: int, completion_tokens: int, *, batch: bool = False
+) -> float:
+    """The most one request with these token bounds can cost."""
+    dollars = (prompt_tokens * _input_price(price) + completion_tokens * price.output) / PER
+    return dollars * (1 - price.batch_discount) if batch else dollars
+
+
+@dataclass(frozen=True)
+class Role:
+    model: str  # the spec priced ("openai/gpt-4o")
+    batch: bool  # its requests (a judgment's first request) go into provider batches
+
+
+class CostMeter:
+    """Prices of one invocation's roles: "model" and each judge id."""
+
+    def __init__(self, prices: PriceTable, roles: Mapping[str, Role]) -> None:
+        self.prices = prices
+        self.roles = dict(roles)
+        self._price: dict[str, ModelPrice | None] = {
+            name: prices.price_for(role.model) for name, role in self.roles.items()
+        }
+
+    def _price_of(self, role: str) -> ModelPrice | None:
+        return self._price.get(role)
+
+    def worst_answer(self, messages: list[Message], params: RequestParams) -> float:
+        price = self._price_of("model")
+        if price is None:
+            return 0.0
+        limit = params.max_tokens or UNLIMITED_COMPLETION
+        return request_bound(
+            price, prompt_token_bound(messages), limit, batch=self.roles["model"].batch
+        )
+
+    def worst_judgment(self, judge: Judge, messages: list[Message], reply: ReplyFormat) -> float:
+        price = self._price_of(judge.id)
+        if price is None:
+            return 0.0
+        settings = judge.settings
+        first_limit = settings.params(reply).max_tokens or UNLIMITED_COMPLETION
+        reask_limit = settings.reask_params(reply).max_tokens or UNLIMITED_COMPLETION
+        prompt = prompt_token_bound(messages)
+        batch = self.roles[judge.id].batch
+        total = request_bound(price, prompt, first_limit, batch=batch)
+        if reply.followup is None:
+            return total
+        followup = prompt_token_bound([{"content": reply.followup.text}])
+        previous = first_limit
+        for _ in range(max(0, settings.max_reasks)):
+            reask_prompt = prompt + previous + MESSAGE_OVERHEAD + followup
+            total += request_bound(price, reask_prompt, reask_limit)
+            previous = reask_limit
+        return total
+
+    def cost(self, role: str, usage: Usage, batch: Usage | None = None) -> float:
+        """What a logged record of `role` cost (0 for a model without a price)."""
+        spec = self.roles.get(role)
+        if spec is None:
+            return 0.0
+        return self.prices.role_cost(spec.model, usage, batch) or 0.0

@@ -1,0 +1,463 @@
+"""The compact index of a run log: what a resume and results.json need, folded record by record.
+
+A log grows with every answer and judgment, prompts included (a 8-model MT-Bench-101 run
+writes well over 100 MB). Nothing that reads it keeps the records: `LogIndex.add` folds each
+one into small summaries as it is read or appended, and the record is dropped:
+
+- `done`: per key, the latest trusted finished work as a slotted `AnswerDone` /
+  `JudgmentDone` (no messages, no judge replies; an imported answer keeps only a digest of
+  its text, a generated one its text, which later turns of a self-history run are built on);
+- `failures`: failures not followed by a success for the same work;
+- `invalid`: records left out because they cannot be trusted (`record_problem`);
+- usage per role (answers generated here; each judge), with the part paid at batch prices;
+- the distinct request parameters, reported models and fingerprints (provenance);
+- the invocations' spans (timing) and every config record;
+- batch records (`batches`): the provider batches of the run and their outcome.
+
+Which records can be trusted is decided here too (`record_problem`), so the index, the
+results and the readers of finished runs agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from turnbench.batch.base import batch_custom_id
+from turnbench.cleaning import UNCLOSED_THINK
+from turnbench.judging.parsers import SCORE_RANGES
+from turnbench.keys import key_matches, legacy_key, record_key, with_legacy_fields
+from turnbench.types import (
+    AnswerRecord,
+    BatchRecord,
+    ConfigRecord,
+    FailureRecord,
+    JudgmentRecord,
+    LogRecord,
+    SampleId,
+    Usage,
+)
+
+
+def text_digest(text: str) -> bytes:
+    """16 bytes that tell two answer texts apart (an imported answer is compared, not kept)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+# -- which records can be trusted ---------------------------------------------------------------
+def _finite(value: float | None) -> bool:
+    return value is None or value - value == 0  # False for NaN and both infinities
+
+
+def record_problem(record: AnswerRecord | JudgmentRecord, key: str | None = None) -> str | None:
+    """Why a finished record cannot be trusted (None if it can): its key names other work,
+    a number in it is NaN or infinite, or its score is outside its parser's range. `key`:
+    the record's `record_key`, when the caller has computed it already."""
+    if key is not None:
+        if record.key != key and record.key != legacy_key(record):
+            return "its key does not match its fields"
+    elif not key_matches(record):
+        return "its key does not match its fields"
+    if not _finite(record.latency_s):
+        return "a non-finite number"
+    if isinstance(record, JudgmentRecord):
+        if not _finite(record.score):
+            return "a non-finite score"
+        low, high = SCORE_RANGES.get(record.parser, (-math.inf, math.inf))
+        if record.score is not None and not low <= record.score <= high:
+            return f"score {record.score:g} is outside {record.parser}'s range {low:g}-{high:g}"
+        if record.status == "scored" and (
+            record.score is None and record.verdict is None and record.checklist is None
+        ):
+            return "scored without a score, verdict or checklist"
+    return None
+
+
+def completed_index(records: list[LogRecord]) -> dict[str, AnswerRecord | JudgmentRecord]:
+    """key -> the latest final record (an answer, or a judgment with a final outcome), whole.
+
+    Keyed by the key built from each record's own fields, so a log written with the older
+    key scheme resumes; a record that cannot be trusted (`record_problem`) is left out, so
+    its work is done again rather than averaged in. (`LogIndex.done` is the compact form.)
+    """
+    done: dict[str, AnswerRecord | JudgmentRecord] = {}
+    for record in records:
+        if isinstance(record, AnswerRecord | JudgmentRecord):
+            key = record_key(record)
+            if record_problem(record, key) is None:
+                done[key] = record
+    return done
+
+
+def open_failures(records: list[LogRecord]) -> dict[str, FailureRecord]:
+    """Failures not followed by a success for the same work (what is still outstanding),
+    each naming its work by fields (schema-1 failures get them from their key)."""
+    index = LogIndex()
+    for record in records:
+        if isinstance(record, FailureRecord | AnswerRecord | JudgmentRecord):
+            index.add(record)
+    return index.failures
+
+
+# -- the compact forms of finished work -----------------------------------------------------------
+@dataclass(slots=True, eq=False)
+class AnswerDone:
+    """A finished answer as the index keeps it."""
+
+    kind: ClassVar[str] = "answer"
+    key: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    group: str | None
+    origin: str
+    digest: bytes
+    text: str | None  # generated answers only (later turns are built on them)
+    finish_reason: str | None = None
+    unclosed_think: bool = False  # cut off inside <think> (judged as empty; counted)
+    offset: int = -1  # where its line starts in the log (readers fetch the record again)
+    length: int = 0
+
+    def same_text(self, text: str) -> bool:
+        return self.digest == text_digest(text)
+
+
+@dataclass(slots=True, eq=False)
+class JudgmentDone:
+    """A finished judgment as the index keeps it: its outcome, not its prompt or replies."""
+
+    kind: ClassVar[str] = "judgment"
+    key: str
+    judge: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    group: str | None
+    criterion: str | None
+    repeat: int
+    pair: tuple[str, str] | None
+    order: str | None
+    prompt_name: str
+    parser: str
+    status: str
+    score: float | None
+    verdict: str | None
+    checklist: tuple[str, ...] | None
+    parse_error: str | None
+    reasks: int
+    scoring: str | None = None  # --judge-scoring weighted: "weighted" or "parsed-fallback"
+    origin: str = "judged"  # or "imported" (turnbench import)
+    model_a: str | None = None  # pairwise: the models shown as A and B
+    model_b: str | None = None
+    offset: int = -1  # where its line starts in the log (readers fetch the record again)
+    length: int = 0
+
+    @property
+    def is_game(self) -> bool:
+        return self.pair is not None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What a pairwise record keeps in `meta` (the readers of whole records use it)."""
+        if self.pair is None:
+            return {}
+        shown = {"pair": list(self.pair), "order": self.order}
+        for name, value in (("model_a", self.model_a), ("model_b", self.model_b)):
+            if value is not None:
+                shown[name] = value
+        return shown
+
+
+Done = AnswerDone | JudgmentDone
+
+
+GROUP_META_KEYS = ("category", "task")
+
+
+def record_group(record: AnswerRecord | JudgmentRecord | FailureRecord) -> str | None:
+    """The sample's category or task (schema-1 records kept it in `meta`)."""
+    if record.group:
+        return record.group
+    for name in GROUP_META_KEYS:
+        value = record.meta.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
+    return AnswerDone(
+        key=key,
+        model=record.model,
+        sample_id=record.sample_id,
+        turn=record.turn,
+        group=record_group(record),
+        origin=record.origin,
+        digest=text_digest(record.text),
+        text=record.text if record.origin == "generated" else None,
+        finish_reason=record.finish_reason,
+        unclosed_think=bool(record.meta.get(UNCLOSED_THINK)),
+    )
+
+
+def judgment_done(record: JudgmentRecord, key: str) -> JudgmentDone:
+    meta = record.meta
+    pair = record.pair if record.pair is not None or not meta else record.pair_models()
+    return JudgmentDone(
+        key=key,
+        judge=record.judge,
+        model=record.model,
+        sample_id=record.sample_id,
+        turn=record.turn,
+        group=record_group(record),
+        criterion=record.criterion,
+        repeat=record.repeat,
+        pair=pair,
+        order=record.game_order() if pair is not None else None,
+        prompt_name=record.prompt_name,
+        parser=record.parser,
+        status=record.status,
+        score=record.score,
+        verdict=record.verdict,
+        checklist=tuple(record.checklist) if record.checklist is not None else None,
+        parse_error=record.parse_error,
+        reasks=record.reasks,
+        scoring=record.scoring,
+        origin=record.origin,
+        model_a=meta.get("model_a") if pair is not None else None,
+        model_b=meta.get("model_b") if pair is not None else None,
+    )
+
+
+# -- usage and provenance -----------------------------------------------------------------------
+class RoleTotals:
+    """Tokens one role used, over every record it logged (a redone item counts twice: it
+    was paid twice). `batch` is the part of `usage` paid at batch prices. (Plain counters:
+    one is added per record of a large log.)"""
+
+    __slots__ = ("_batch", "_live", "requests_logged")
+
+    def __init__(self) -> None:
+        self._live = [0, 0, 0, 0]  # prompt, completion, cached prompt, cache creation
+        self._batch = [0, 0, 0, 0]
+        self.requests_logged = 0
+
+    def add(self, usage: Usage, batch: Usage | None) -> None:
+        live = self._live
+        live[0] += usage.prompt_tokens
+        live[1] += usage.completion_tokens
+        live[2] += usage.cached_prompt_tokens
+        live[3] += usage.cache_creation_tokens
+        if batch is not None:
+            part = self._batch
+            part[0] += batch.prompt_tokens
+            part[1] += batch.completion_tokens
+            part[2] += batch.cached_prompt_tokens
+            part[3] += batch.cache_creation_tokens
+        self.requests_logged += 1
+
+    @staticmethod
+    def _usage(counts: list[int]) -> Usage:
+        return Usage(
+            prompt_tokens=counts[0],
+            completion_tokens=counts[1],
+            cached_prompt_tokens=counts[2],
+            cache_creation_tokens=counts[3],
+        )
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage(self._live)
+
+    @property
+    def batch(self) -> Usage:
+        return self._usage(self._batch)
+
+    def __add__(self, other: RoleTotals) -> RoleTotals:
+        total = RoleTotals()
+        total._live = [a + b for a, b in zip(self._live, other._live, strict=True)]
+        total._batch = [a + b for a, b in zip(self._batch, other._batch, strict=True)]
+        total.requests_logged = self.requests_logged + other.requests_logged
+        return total
+
+
+class Distinct:
+    """The distinct values of one provenance field, in first-seen order."""
+
+    __slots__ = ("_last", "_seen")
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Any] = {}
+        self._last: Any = None
+
+    def add(self, value: Any) -> None:
+        if value is None or value == self._last:  # (most records repeat the one before)
+            return
+        self._last = value
+        key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        self._seen.setdefault(key, value)
+
+    def values(self) -> list[Any]:
+        return list(self._seen.values())
+
+    def merge(self, other: Distinct) -> None:
+        for key, value in other._seen.items():
+            self._seen.setdefault(key, value)
+
+
+PROVENANCE_FIELDS = ("params", "reported_model", "system_fingerprint")
+
+
+@dataclass
+class RoleProvenance:
+    params: Distinct = field(default_factory=Distinct)
+    reported_model: Distinct = field(default_factory=Distinct)
+    system_fingerprint: Distinct = field(default_factory=Distinct)
+
+    def add(self, record: AnswerRecord | JudgmentRecord) -> None:
+        self.params.add(record.params)
+        self.reported_model.add(record.reported_model)
+        self.system_fingerprint.add(record.system_fingerprint)
+
+
+@dataclass
+class BatchSubmission:
+    """One provider batch of the run as the log tells it."""
+
+    submission: str
+    role: str
+    stage: str
+    intent: dict[str, Any]  # the BatchIntent: provider, endpoint, ids, sampling fields
+    batch_id: str | None = None  # None: the process stopped before the provider answered
+    state: str | None = None  # its final state, once it ended
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+# -- the index ------------------------------------------------------------------------------------
+class LogIndex:
+    """Everything a resume and results.json read from a log, without its records."""
+
+    def __init__(self) -> None:
+        self.configs: list[ConfigRecord] = []
+        self.spans: list[list[float]] = []  # [start, last record] of every invocation
+        self.done: dict[str, Done] = {}
+        self.failures: dict[str, FailureRecord] = {}
+        self.invalid: list[dict[str, str]] = []
+        self.answered: dict[str, set[tuple[SampleId, int]]] = {}  # model -> turns answered
+        self.answer_usage = RoleTotals()  # answers generated here
+        self.judge_usage: dict[str, RoleTotals] = {}  # judge id -> its judgments
+        self.answer_provenance = RoleProvenance()
+        self.judge_provenance: dict[str, RoleProvenance] = {}
+        self.submissions: dict[str, BatchSubmission] = {}  # provider batches, by submission
+        self.batch_items: dict[str, str] = {}  # custom_id -> its latest unconsumed submission
+        self.records = 0
+
+    def add(self, record: LogRecord, offset: int = -1, length: int = 0) -> None:
+        """Fold one record in; `offset`/`length`: where its line is in the log file, kept
+        with finished work so a reader can fetch the whole record again."""
+        self.records += 1
+        if isinstance(record, ConfigRecord):
+            self.configs.append(record)
+            self.spans.append([record.ts, record.ts])
+            return
+        if self.spans:
+            span = self.spans[-1]
+            if record.ts > span[1]:
+                span[1] = record.ts
+        if isinstance(record, FailureRecord):
+            self.failures[record.key] = with_legacy_fields(record)
+            if self.batch_items and record.meta.get("batch"):
+                # the provider reported this item failed: that result has been used
+                self.batch_items.pop(batch_custom_id(record.key), None)
+            return
+        if isinstance(record, BatchRecord):
+            self._batch(record)
+            return
+        key = record_key(record)
+        if self.batch_items:
+            self.batch_items.pop(batch_custom_id(key), None)
+        failures = self.failures
+        if failures:
+            failures.pop(record.key, None)
+            failures.pop(key, None)
+        if isinstance(record, AnswerRecord):
+            self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
+            if record.origin == "generated":
+                self.answer_usage.add(record.usage, record.batch_usage)
+                self.answer_provenance.add(record)
+        else:
+            if failures:
+                failures.pop(legacy_key(record), None)
+            totals = self.judge_usage.get(record.judge)
+            if totals is None:
+                totals = self.judge_usage[record.judge] = RoleTotals()
+                self.judge_provenance[record.judge] = RoleProvenance()
+            totals.add(record.usage, record.batch_usage)
+            self.judge_provenance[record.judge].add(record)
+        problem = record_problem(record, key)
+        if problem is not None:
+            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
+            return
+        done = (
+            answer_done(record, key)
+            if isinstance(record, AnswerRecord)
+            else judgment_done(record, key)
+        )
+        if offset >= 0:
+            done.offset, done.length = offset, length
+        self.done[key] = done
+
+    def _batch(self, record: BatchRecord) -> None:
+        submission = self.submissions.get(record.submission)
+        if record.event == "creating":
+            if record.batch is None:
+                return
+            submission = BatchSubmission(record.submission, record.role, record.stage, record.batch)
+            self.submissions[record.submission] = submission
+            for custom_id in record.batch.get("custom_ids") or {}:
+                self.batch_items[custom_id] = record.submission
+        elif submission is None:
+            return  # its creating record was unreadable: nothing to find it by
+        elif record.event == "created":
+            submission.batch_id = record.batch_id
+        else:
+            submission.state = record.state
+            submission.counts = dict(record.counts)
+
+    def open_submissions(self, role: str) -> dict[str, BatchSubmission]:
+        """Submissions of `role` that still hold the latest result of some unfinished item."""
+        latest = set(self.batch_items.values())
+        return {
+            name: submission
+            for name, submission in self.submissions.items()
+            if name in latest and submission.role == role
+        }
+
+    def judges_usage(self, judges: list[str]) -> RoleTotals:
+        total = RoleTotals()
+        for judge in judges:
+            if judge in self.judge_usage:
+                total = total + self.judge_usage[judge]
+        return total
+
+    def judges_provenance(self, judges: list[str]) -> RoleProvenance:
+        merged = RoleProvenance()
+        for judge in judges:
+            found = self.judge_provenance.get(judge)
+            if found is not None:
+                for name in PROVENANCE_FIELDS:
+                    getattr(merged, name).merge(getattr(found, name))
+        return merged
+
+    def last_ts(self) -> float | None:
+        return self.spans[-1][1] if self.spans else None
+
+
+def index_records(records: list[LogRecord]) -> LogIndex:
+    index = LogIndex()
+    for record in records:
+        index.add(record)
+    return index

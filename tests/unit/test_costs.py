@@ -1,0 +1,152 @@
+"""Dollars during a run: the split of live and batch prices, and the worst-case bound that
+--max-cost admits requests by (every figure computed by hand from the formula)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from turnbench.backends.base import BackendStats
+from turnbench.costs import CostMeter, Role, prompt_token_bound, request_bound
+from turnbench.judging.formats import ReplyFormat, followup, standard_format
+from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.prices import ModelPrice, load_prices, subtract
+from turnbench.types import RequestParams, SamplingConfig, Usage
+
+
+@pytest.fixture
+def table(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "openai/judge": {"input": 2.0, "output": 10.0, "batch_discount": 0.5},
+                    "openai/model": {"input": 1.0, "output": 4.0},
+                    "anthropic/writer": {
+                        "input": 3.0,
+                        "cache_write": 3.75,
+                        "cached_input": 0.3,
+                        "output": 15.0,
+                        "batch_discount": 0.5,
+                    },
+                }
+            }
+        )
+    )
+    return load_prices(path)
+
+
+@pytest.mark.parametrize(
+    ("messages", "bound"),
+    [
+        ([], 3),
+        ([{"role": "user", "content": "abcd"}], 4 + 4 + 3),
+        # "é" is 2 bytes in UTF-8, "€" 3: one token per byte at most
+        ([{"role": "system", "content": "é"}, {"role": "user", "content": "€x"}], 2 + 4 + 8 + 3),
+    ],
+)
+def test_prompt_token_bound(messages, bound):
+    assert prompt_token_bound(messages) == bound
+
+
+@pytest.mark.parametrize(
+    ("price", "prompt", "completion", "batch", "dollars"),
+    [
+        (ModelPrice(input=2.0, output=10.0), 1000, 500, False, (1000 * 2 + 500 * 10) / 1e6),
+        # a prompt-cache write costs more than plain input: the bound uses it
+        (
+            ModelPrice(input=3.0, output=15.0, cache_write=3.75),
+            1000,
+            0,
+            False,
+            1000 * 3.75 / 1e6,
+        ),
+        (
+            ModelPrice(input=2.0, output=10.0, batch_discount=0.5),
+            1000,
+            500,
+            True,
+            (1000 * 2 + 500 * 10) / 1e6 / 2,
+        ),
+    ],
+)
+def test_request_bound(price, prompt, completion, batch, dollars):
+    assert request_bound(price, prompt, completion, batch=batch) == pytest.approx(dollars)
+
+
+@pytest.mark.parametrize(
+    ("usage", "batch", "dollars"),
+    [
+        # all live
+        (Usage(prompt_tokens=1000, completion_tokens=100), None, (1000 * 2 + 100 * 10) / 1e6),
+        # all in a batch: half price
+        (
+            Usage(prompt_tokens=1000, completion_tokens=100),
+            Usage(prompt_tokens=1000, completion_tokens=100),
+            (1000 * 2 + 100 * 10) / 1e6 / 2,
+        ),
+        # a judgment whose first request went in a batch and whose re-ask went live
+        (
+            Usage(prompt_tokens=2500, completion_tokens=150),
+            Usage(prompt_tokens=1000, completion_tokens=100),
+            (1000 * 2 + 100 * 10) / 1e6 / 2 + (1500 * 2 + 50 * 10) / 1e6,
+        ),
+    ],
+)
+def test_role_cost_splits_live_and_batch_prices(table, usage, batch, dollars):
+    assert table.role_cost("openai/judge", usage, batch) == pytest.approx(dollars)
+    assert table.role_cost("openai/unknown", usage, batch) is None
+
+
+def test_subtract_never_goes_negative():
+    left = subtract(Usage(prompt_tokens=5, completion_tokens=1), Usage(prompt_tokens=9))
+    assert left == Usage(prompt_tokens=0, completion_tokens=1)
+
+
+class _Backend:
+    spec = "openai/judge"
+    stats = BackendStats()
+
+
+def _judge(max_reasks: int, reask_tokens: int | None = None) -> Judge:
+    settings = JudgeSettings(
+        spec="openai/judge",
+        sampling=SamplingConfig(temperature=0.0, max_tokens=100, reask_max_tokens=reask_tokens),
+        max_reasks=max_reasks,
+    )
+    return Judge(settings, _Backend())  # type: ignore[arg-type]
+
+
+def test_worst_answer(table):
+    meter = CostMeter(table, {"model": Role("openai/model", batch=False)})
+    messages = [{"role": "user", "content": "x" * 96}]
+    worst = meter.worst_answer(messages, RequestParams(max_tokens=200))  # type: ignore[arg-type]
+    assert worst == pytest.approx(((96 + 4 + 3) * 1.0 + 200 * 4.0) / 1e6)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_worst_judgment_counts_every_reask_at_live_prices(table, batch):
+    meter = CostMeter(table, {"openai/judge": Role("openai/judge", batch=batch)})
+    reply = standard_format("rating", "rating-strict")
+    messages = [{"role": "user", "content": "y" * 1000}]
+    prompt = 1000 + 4 + 3
+    follow = len(followup("rating").text.encode()) + 4 + 3
+    first = (prompt * 2.0 + 100 * 10.0) / 1e6 * (0.5 if batch else 1.0)
+    # re-ask 1: the prompt, the first reply (at most 100 tokens) and the follow-up; 30 out
+    reask_1 = ((prompt + 100 + 4 + follow) * 2.0 + 30 * 10.0) / 1e6
+    # re-ask 2: the previous reply is now at most 30 tokens
+    reask_2 = ((prompt + 30 + 4 + follow) * 2.0 + 30 * 10.0) / 1e6
+    assert meter.worst_judgment(_judge(2, 30), messages, reply) == pytest.approx(  # type: ignore[arg-type]
+        first + reask_1 + reask_2
+    )
+    no_reask = ReplyFormat(parser="p", parse=reply.parse, followup=None)
+    assert meter.worst_judgment(_judge(2, 30), messages, no_reask) == pytest.approx(first)  # type: ignore[arg-type]
+
+
+def test_logged_cost_of_a_role(table):
+    meter = CostMeter(table, {"model": Role("openai/model", False)})
+    usage = Usage(prompt_tokens=300, completion_tokens=20)
+    assert meter.cost("model", usage) == pytest.approx((300 * 1.0 + 20 * 4.0) / 1e6)
+    assert meter.cost("someone else", usage) == 0.0
