@@ -69,6 +69,11 @@ class EvalOptions:
     judge_temperature: float = Field(default=0.0, ge=0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # judge trust: repeats, panels, hardened prompts
+    judge_repeats: int = Field(default=1, ge=1, le=100)
+    repeat_aggregate: Literal["mean", "median"] = "mean"
+    panel_aggregate: Literal["mean", "median", "majority"] = "mean"
+    judge_guard: bool = False
     # execution
     concurrency: Concurrency = 8
     judge_concurrency: Concurrency | None = None

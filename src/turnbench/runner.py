@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -251,7 +251,10 @@ class RunContext:
         pair: tuple[str, str] | None = None,
         order: Literal["AB", "BA"] | None = None,
         repeat: int = 0,
+        meta: Mapping[str, object] | None = None,
     ) -> JudgmentRecord | None:
+        """One judgment (the logged one when `key` is done); `meta` is kept in the record
+        (e.g. the guard's boundary, so the request can be rebuilt)."""
         cached = self.done.get(key)
         if isinstance(cached, JudgmentRecord):
             return cached
@@ -276,10 +279,10 @@ class RunContext:
         result = outcome.result
         if not result.ok:
             self.counters.parse_failures += 1
-        meta: dict[str, object] = {}
+        kept: dict[str, object] = dict(meta or {})
         if pair is not None:  # also in `meta`, where schema-1 records kept them
             shown_b = pair[1] if pair[0] == model else pair[0]
-            meta = {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
+            kept |= {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
         record = JudgmentRecord(
             key=key,
             judge=judge.id,
@@ -307,7 +310,7 @@ class RunContext:
             system_fingerprint=last.system_fingerprint if last else None,
             attempts=outcome.attempts,
             latency_s=round(outcome.latency_s, 4),
-            meta=meta,
+            meta=kept,
         )
         self._commit(record)
         self.progress.advance("judgments", "ok" if result.ok else "unparseable")

@@ -145,6 +145,7 @@ class Session:
                     sampling=sampling,
                     parser=options.parser,
                     max_reasks=options.max_reasks_or_default(),
+                    guard=options.judge_guard,
                 )
             )
         specs = [s.spec for s in settings]
@@ -196,6 +197,7 @@ class Session:
             model=options.model if self.mode == "run" else None,
             answer_sets=answer_sets,
             baseline=options.baseline,
+            repeats=options.judge_repeats,
         )
         config = RunConfig(
             benchmark=cls.name,
@@ -215,6 +217,9 @@ class Session:
             demo=options.demo,
             endpoints=self._endpoints(),
             concurrency=options.concurrency,
+            judge_repeats=options.judge_repeats,
+            repeat_aggregate=options.repeat_aggregate,
+            panel_aggregate=options.panel_aggregate,
         )
         return Prepared(benchmark, work, config, judges)
 
@@ -226,6 +231,10 @@ class Session:
         if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):
             kind = "verdict" if work.pairwise else work.benchmark.verdict_kind
             versions["reask"] = followup(kind).label
+        if any(j.guard for j in judges):
+            from turnbench.judging.guard import guard_text
+
+            versions["guard"] = guard_text().label
         return versions
 
     def _endpoints(self) -> dict[str, Any]:

@@ -38,6 +38,8 @@ class JudgeSettings(BaseModel):
     sampling: SamplingConfig = Field(default_factory=default_judge_sampling)
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int = 2
+    #: --judge-guard: answers wrapped in random boundary markers, verdicts read outside them
+    guard: bool = False
 
     @property
     def id(self) -> str:
