@@ -129,6 +129,24 @@ class AuditConfig(BaseModel):
 
 
 # -- thresholds ---------------------------------------------------------------------------
+def metric_paths() -> list[str]:
+    """Every metric a --fail-if rule may name."""
+    from turnbench.audit.probes import MANIPULATION_KINDS
+
+    return [
+        "position_consistency",
+        "first_position_preference",
+        "verbosity_delta",
+        "stability",
+        "scale_sanity",
+        *(
+            f"manipulation.{k}.{g}"
+            for k in MANIPULATION_KINDS
+            for g in ("without_guard", "with_guard")
+        ),
+    ]
+
+
 _RULE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -152,6 +170,12 @@ class Threshold:
                 "'manipulation.fake_rating.without_guard>1'"
             )
         path = tuple(match.group(1).split("."))
+        if ".".join(path) not in metric_paths():
+            raise UserError(
+                f"--fail-if {text!r}: no metric {match.group(1)} (one of: "
+                + ", ".join(metric_paths())
+                + ")"
+            )
         return cls(text.strip(), path, match.group(2), float(match.group(3)))
 
     def metric(self, audit: dict[str, Any]) -> Any:

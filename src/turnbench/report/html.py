@@ -26,6 +26,7 @@ from turnbench.report.browser import dialogue_browser, sample_anchor
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
 from turnbench.report.samples import Texts, merge_texts, texts_from_data, texts_from_log
+from turnbench.report.trust import trust_section
 from turnbench.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
@@ -631,6 +632,8 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
     sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
+    toc.append(("trust", "Judge trust"))
+    sections.append(section("trust", "Judge trust", trust_section(entries, runs)))
     for benchmark in benchmarks:
         bench_runs = [run for run in runs if run.benchmark == benchmark]
         bench_entries = [e for e in entries if e.run.benchmark == benchmark]
