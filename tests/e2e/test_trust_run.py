@@ -255,3 +255,23 @@ def test_a_pairwise_panel_takes_the_majority_per_game(env, tmp_path, two_answer_
     assert agreement["pairs"]["openai/a | openai/c"]["agreement"] == 0.0
     # Fleiss: every game (A, A, B): P_i = 1/3, p_A = 2/3, p_B = 1/3 -> (1/3 - 5/9) / (4/9)
     assert agreement["fleiss_kappa"] == pytest.approx((1 / 3 - 5 / 9) / (4 / 9))
+
+
+def test_switching_the_guard_on_a_run_is_refused(env, tmp_path, two_answer_files):
+    server = FakeServer().start()
+    try:
+        out = tmp_path / "drift"
+        first = run_cli(judge_args(two_answer_files, out, ("openai/j", server.base_url)), env)
+        assert first.returncode == 0, first.stderr
+        sent = len(server.requests)
+        again = run_cli(
+            judge_args(
+                two_answer_files, out, ("openai/j", server.base_url), extra=("--judge-guard",)
+            ),
+            env,
+        )
+    finally:
+        server.stop()
+    assert again.returncode == 2
+    assert "guard: false -> true" in again.stderr
+    assert len(server.requests) == sent

@@ -119,3 +119,21 @@ def test_pairwise_requests_wrap_both_answers(data_dir: Path):
     assert task.messages[0]["content"].endswith(
         guard_text().text.format(open=boundary.open, close=boundary.close)
     )
+
+
+def test_golden_history_is_not_wrapped(data_dir: Path):
+    """MT-Bench-101 shows the dataset's answers as history: only the judged answer is the
+    model's, so only it stands between the markers."""
+    from turnbench.benchmarks.mt_bench_101 import BENCHMARK
+
+    files = {f.path: data_dir / f.path for f in BENCHMARK.data_files()}
+    bench = BENCHMARK(files, BenchmarkSettings(limit=1))
+    sample = next(
+        s for s in bench.samples if len(s.judged_turns()) >= 2 and s.judged_turns()[0] == 1
+    )
+    earlier = [(t.user, t.golden or "") for t in sample.turns[:1]]
+    tasks, boundary = guarded_judge_tasks(bench, sample, 2, earlier, "my answer")
+    text = "\n".join(m["content"] for m in tasks[0].messages if m["role"] != "system")
+    assert text.count(boundary.close) == 1  # around the judged answer only
+    assert boundary.wrap("my answer") in text
+    assert boundary.wrap(earlier[0][1]) not in text

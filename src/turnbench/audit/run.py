@@ -9,8 +9,8 @@ between invocations; the number of questions and of stability repeats may (more 
 the missing judgments).
 
 An embedded judge (`local/...`) runs one generation at a time on the CPU, so its audit uses
-smaller defaults (fewer questions, short replies, one short re-ask), like the demo does;
-explicit flags override them.
+smaller defaults (3 questions, 2 stability repeats, replies of at most 48 tokens, no
+re-ask), like the demo does; explicit flags override them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ AUDIT_KIND = "judge-audit"
 AUDIT_SCHEMA_VERSION = 1
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 DEFAULTS = {"questions": None, "repeats": 3, "judge_max_tokens": 2048, "max_reasks": None}
-EMBEDDED_DEFAULTS = {"questions": 3, "repeats": 2, "judge_max_tokens": 64, "max_reasks": 1}
+EMBEDDED_DEFAULTS = {"questions": 3, "repeats": 2, "judge_max_tokens": 48, "max_reasks": 0}
 EMBEDDED_REASK_TOKENS = 16
 Warn = Callable[[str], None]
 
