@@ -45,6 +45,7 @@ from turnbench.trust.models import (
     LengthScores,
     PairwiseJudgeResults,
     PairwiseLength,
+    PairwiseRepeats,
     RepeatSpread,
 )
 from turnbench.types import (
@@ -213,6 +214,7 @@ class PairwiseResults(RunInfo):
     parse_failures: list[dict[str, Any]]
     by_judge: dict[str, PairwiseJudgeResults] | None = None
     judge_agreement: JudgeAgreement | None = None
+    repeats: PairwiseRepeats | None = None
     length: PairwiseLength | None = None
     flagged_answers: list[FlaggedAnswer] | None = None
 
@@ -572,6 +574,20 @@ def _pairwise_trust(
             for judge_id, records in game_cells(work, config, view, game).items():
                 table[judge_id].append(judge_verdict(records))
         extra["judge_agreement"] = trust.label_agreement(table, "verdicts")
+    if config.judge_repeats > 1:
+        repeated = varying = 0
+        for game in work.games():
+            for records in game_cells(work, config, view, game).values():
+                verdicts = [r.verdict for r in records if r is not None and r.verdict]
+                if len(verdicts) >= 2:
+                    repeated += 1
+                    varying += len(set(verdicts)) > 1
+        extra["repeats"] = {
+            "k": config.judge_repeats,
+            "games": repeated,
+            "games_varying": varying,
+            "share_varying": varying / repeated if repeated else None,
+        }
     decisive = longer_won = 0
     for game, outcome, _ in compared:
         if outcome.winner == "tie":

@@ -116,6 +116,10 @@ def excludes_zero(metric: dict) -> bool:
 
 
 def assert_interface(result: dict) -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "docs/audit.schema.json").read_text())
+    jsonschema.validate(result, schema)
     for key in (
         "position_consistency",
         "first_position_preference",

@@ -158,6 +158,12 @@ def test_the_guard_reads_only_verdicts_outside_the_markers(env, tmp_path, two_an
             assert [r.score for r in injected] == [10.0, 10.0]
         flagged = results["models"][ALPACA]["flagged_answers"]
         assert [(f["question_id"], f["turn"]) for f in flagged] == [(81, 1), (131, 1)]
+        report = run_cli(["report", str(out)], env)
+        assert report.returncode == 0, report.stderr
+        html = (out / "report.html").read_text()
+        assert "Answers flagged by the injection detector" in html
+        assert "rating in double brackets" in html and "[[10]]" in html
+        assert "<script>alert" not in html
         assert results["models"][VICUNA]["flagged_answers"] == []
         assert {f["kind"] for f in flagged[0]["flags"]} == {"score_token"}
     finally:
@@ -275,3 +281,36 @@ def test_switching_the_guard_on_a_run_is_refused(env, tmp_path, two_answer_files
     assert again.returncode == 2
     assert "guard: false -> true" in again.stderr
     assert len(server.requests) == sent
+
+
+def test_pairwise_repeats_report_how_often_a_judge_changes_its_mind(
+    env, tmp_path, two_answer_files
+):
+    calls: dict[str, int] = {}
+
+    def fickle(request: dict) -> str:
+        """Verdict A, except every third time the same request comes: B."""
+        text = request["messages"][-1]["content"]
+        calls[text] = calls.get(text, 0) + 1
+        return "Verdict: [[B]]" if calls[text] % 3 == 0 else "Verdict: [[A]]"
+
+    server = FakeServer(responder=fickle).start()
+    try:
+        out = tmp_path / "pairwise-repeats"
+        done = run_cli(
+            judge_args(
+                two_answer_files,
+                out,
+                ("openai/fickle", server.base_url),
+                extra=("--mode", "pairwise-all", "--judge-repeats", "3"),
+            ),
+            env,
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.stop()
+    results = json.loads((out / "results.json").read_text())
+    assert len(server.requests) == 32 * 3
+    # each game: A, A, B -> majority A; every game's repeats disagree
+    assert results["repeats"] == {"k": 3, "games": 32, "games_varying": 32, "share_varying": 1.0}
+    assert results["verdicts"] == {"A": 32, "B": 0, "tie": 0}

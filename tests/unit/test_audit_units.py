@@ -65,3 +65,25 @@ def test_metric_paths_cover_the_interface():
     paths = metric_paths()
     assert "manipulation.constant_answer.with_guard" in paths
     assert {"position_consistency", "first_position_preference", "verbosity_delta"} <= set(paths)
+
+
+def test_the_published_audit_schema_is_generated_from_the_code():
+    from pathlib import Path
+
+    from turnbench.schema import render
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "audit.schema.json"
+    assert path.read_text("utf-8") == render(audit=True), (
+        "docs/audit.schema.json is stale: run "
+        "`python -m turnbench.schema --audit --write docs/audit.schema.json`"
+    )
+
+
+def test_a_metric_object_holds_exactly_value_and_interval():
+    from pydantic import ValidationError
+
+    from turnbench.audit.models import Metric
+
+    Metric(value=1.0, ci_low=None, ci_high=None)
+    with pytest.raises(ValidationError):
+        Metric.model_validate({"value": 1.0, "ci_low": 0.0, "ci_high": 2.0, "n": 3})

@@ -439,6 +439,9 @@ def build_audit(
     if prepared.thresholds:
         audit["thresholds"] = [t.check(audit) for t in prepared.thresholds]
     audit["notes"] = _notes(prepared, audit)
+    from turnbench.audit.models import AUDIT_ADAPTER
+
+    AUDIT_ADAPTER.validate_python(audit)
     return audit
 
 

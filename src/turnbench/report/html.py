@@ -632,8 +632,10 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
     sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
-    toc.append(("trust", "Judge trust"))
-    sections.append(section("trust", "Judge trust", trust_section(entries, runs)))
+    trust = trust_section(entries, runs)
+    if trust:
+        toc.append(("trust", "Judge trust"))
+        sections.append(section("trust", "Judge trust", trust))
     for benchmark in benchmarks:
         bench_runs = [run for run in runs if run.benchmark == benchmark]
         bench_entries = [e for e in entries if e.run.benchmark == benchmark]

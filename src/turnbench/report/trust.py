@@ -142,7 +142,14 @@ def _flagged(entries: list[Entry], runs: list[Run]) -> str:
             for item in run.results.get("flagged_answers") or []:
                 rows.append((f"{run.label}: {item.get('model', '')}", item))
     if not rows:
-        return '<p class="muted">No answer was flagged by the injection detector.</p>'
+        checked = any("flagged_answers" in e.results for e in entries) or any(
+            "flagged_answers" in r.results for r in runs
+        )
+        return (
+            '<p class="muted">No answer was flagged by the injection detector.</p>'
+            if checked
+            else ""
+        )
     cells = []
     for label, item in rows[:MAX_FLAGGED]:
         sample = {k: v for k, v in item.items() if k not in ("turn", "flags", "model")}
@@ -181,6 +188,13 @@ def trust_section(entries: list[Entry], runs: list[Run]) -> str:
                 f"<p>{esc(run.label)}: pairwise panel agreement, Fleiss' kappa "
                 f"<b>{fmt(agreement.get('fleiss_kappa'), 3)}</b> over {esc(agreement.get('items'))}"
                 " games.</p>"
+            )
+        spread = run.results.get("repeats")
+        if run.pairwise and isinstance(spread, dict):
+            body += (
+                f"<p>{esc(run.label)}: {esc(spread.get('games_varying'))} of "
+                f"{esc(spread.get('games'))} games got different verdicts from the same judge "
+                f"across {esc(spread.get('k'))} repeats.</p>"
             )
         length = run.results.get("length")
         if run.pairwise and isinstance(length, dict):

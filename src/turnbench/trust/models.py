@@ -126,3 +126,12 @@ class PairwiseLength(BaseModel):
 
     decisive_pairs: int
     longer_answer_win_share: float | None
+
+
+class PairwiseRepeats(BaseModel):
+    """`--judge-repeats K` in pairwise runs: how often a judge's repeats of a game disagree."""
+
+    k: int
+    games: int  # games with at least two verdicts from the same judge (per judge)
+    games_varying: int  # of those, games whose repeated verdicts differ
+    share_varying: float | None
