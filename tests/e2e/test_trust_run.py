@@ -108,6 +108,11 @@ def test_a_panel_with_repeats_combines_per_item_and_resumes_more_repeats(
         # the default fake judge answers the same request the same way: repeats agree
         assert results["models"][VICUNA]["repeats"]["items_varying"] == 0
         assert results["models"][VICUNA]["repeats"]["mean_item_sd"] == 0
+        report = run_cli(["report", str(out)], env)
+        assert report.returncode == 0, report.stderr
+        html = (out / "report.html").read_text()
+        for heading in ("Judge trust", "Judge panel", "Repeated judgments", "Answer length"):
+            assert heading in html, heading
     finally:
         for server in servers:
             server.stop()
