@@ -319,3 +319,47 @@ def test_pairwise_repeats_report_how_often_a_judge_changes_its_mind(
     # each game: A, A, B -> majority A; every game's repeats disagree
     assert results["repeats"] == {"k": 3, "games": 32, "games_varying": 32, "share_varying": 1.0}
     assert results["verdicts"] == {"A": 32, "B": 0, "tie": 0}
+
+
+def test_mt_bench_101_takes_the_minimum_over_combined_turn_scores(env, tmp_path, data_dir):
+    """Two judges whose ratings mirror each other (r and 11 - r): every combined turn scores
+    5.5, so every dialogue (the minimum over its turns) and the overall are 5.5. Taking each
+    judge's minimum first would give something else."""
+    from tests.e2e.test_mt_bench_101_run import ANSWER_RE, model_answer, rating
+    from tests.e2e.test_mt_bench_101_run import data as planned_data
+
+    data = planned_data.__wrapped__(data_dir)  # the module's fixture, called directly
+
+    def mirrored(request: dict) -> str:
+        found = ANSWER_RE.findall(request["messages"][1]["content"])
+        dialogue, turn = (int(x) for x in found[-1])
+        value = rating(dialogue, turn)
+        return f"Rating: [[{value if request['model'] == 'a' else 11 - value}]]"
+
+    answers = tmp_path / "mine.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"id": i, "turn": t, "answer": model_answer(i, t)}) + "\n"
+            for i, t in sorted(data["planned"])
+        )
+    )
+    server = FakeServer(responder=mirrored).start()
+    try:
+        out = tmp_path / "mt101-panel"
+        done = run_cli(
+            ["judge", "--benchmark", "mt-bench-101", "--answers", str(answers), "--out",
+             str(out), "--limit", "1", "--judge", "openai/a", "--judge-base-url",
+             server.base_url, "--judge", "openai/b", "--judge-base-url", server.base_url],
+            env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.stop()
+    mine = json.loads((out / "results.json").read_text())["models"]["mine"]
+    assert mine["overall"] == pytest.approx(5.5)
+    assert all(v == pytest.approx(5.5) for v in mine["by_task"].values())
+    by_a, by_b = mine["by_judge"]["openai/a"], mine["by_judge"]["openai/b"]
+    assert by_a["overall"] != pytest.approx(5.5) and by_b["overall"] != pytest.approx(5.5)
+    assert (by_a["overall"] + by_b["overall"]) / 2 != pytest.approx(5.5)
+    # perfectly opposed judges: alpha is -1 or below on these items
+    assert mine["judge_agreement"]["krippendorff_alpha"] < -0.9
