@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from turnbench.audit.probes import ATTACK_KINDS, manipulated, padded, probe_suite
-from turnbench.audit.run import Threshold, metric_paths
 from turnbench.audit.stats import interval
+from turnbench.audit.thresholds import Threshold, metric_paths
 from turnbench.errors import UserError
 
 

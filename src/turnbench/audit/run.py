@@ -16,14 +16,9 @@ re-ask), like the demo does; explicit flags override them.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +34,8 @@ from turnbench.audit.plan import (
     single_task,
 )
 from turnbench.audit.probes import probe_suite
-from turnbench.audit.stats import audit_numbers
+from turnbench.audit.results import AUDIT_KIND, build_audit, write_audit
+from turnbench.audit.thresholds import Threshold
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
@@ -58,9 +54,6 @@ from turnbench.runner import Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import ConfigRecord, SamplingConfig
 
-AUDIT_NAME = "audit.json"
-AUDIT_KIND = "judge-audit"
-AUDIT_SCHEMA_VERSION = 1
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 DEFAULTS = {"questions": None, "repeats": 3, "judge_max_tokens": 2048, "max_reasks": None}
 EMBEDDED_DEFAULTS = {"questions": 3, "repeats": 2, "judge_max_tokens": 48, "max_reasks": 0}
@@ -126,80 +119,6 @@ class AuditConfig(BaseModel):
         return self.model_dump(
             mode="json", exclude={"questions", "repeats", "endpoints", "concurrency"}
         )
-
-
-# -- thresholds ---------------------------------------------------------------------------
-def metric_paths() -> list[str]:
-    """Every metric a --fail-if rule may name."""
-    from turnbench.audit.probes import MANIPULATION_KINDS
-
-    return [
-        "position_consistency",
-        "first_position_preference",
-        "verbosity_delta",
-        "stability",
-        "scale_sanity",
-        *(
-            f"manipulation.{k}.{g}"
-            for k in MANIPULATION_KINDS
-            for g in ("without_guard", "with_guard")
-        ),
-    ]
-
-
-_RULE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """`--fail-if METRIC OP NUMBER`, e.g. `position_consistency<0.8` or
-    `manipulation.fake_rating.without_guard>1`: the audit fails (exit 5) when the metric's
-    value satisfies the comparison, or was not measured."""
-
-    text: str
-    path: tuple[str, ...]
-    op: str
-    number: float
-
-    @classmethod
-    def parse(cls, text: str) -> Threshold:
-        match = _RULE.match(text)
-        if match is None:
-            raise UserError(
-                f"--fail-if {text!r}: write METRIC OP NUMBER, e.g. 'position_consistency<0.8' or "
-                "'manipulation.fake_rating.without_guard>1'"
-            )
-        path = tuple(match.group(1).split("."))
-        if ".".join(path) not in metric_paths():
-            raise UserError(
-                f"--fail-if {text!r}: no metric {match.group(1)} (one of: "
-                + ", ".join(metric_paths())
-                + ")"
-            )
-        return cls(text.strip(), path, match.group(2), float(match.group(3)))
-
-    def metric(self, audit: dict[str, Any]) -> Any:
-        value: Any = audit
-        for part in self.path:
-            if not isinstance(value, dict) or part not in value:
-                return KeyError
-            value = value[part]
-        if isinstance(value, dict) and "value" in value:
-            value = value["value"]
-        return value
-
-    def check(self, audit: dict[str, Any]) -> dict[str, Any]:
-        value = self.metric(audit)
-        if value is KeyError or isinstance(value, dict):
-            raise UserError(
-                f"--fail-if {self.text!r}: audit.json has no metric {'.'.join(self.path)}"
-            )
-        if value is None:
-            failed, note = True, "not measured"
-        else:
-            compare = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__}
-            failed, note = compare[self.op](float(value), self.number), None
-        return {"rule": self.text, "value": value, "failed": failed, "note": note}
 
 
 # -- preparation ----------------------------------------------------------------------------
@@ -374,115 +293,6 @@ def _check_resume(log: RunLog, config: AuditConfig) -> None:
         )
 
 
-def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
-
-
-def build_audit(
-    prepared: PreparedAudit, log: RunLog, status: str, started: float
-) -> dict[str, Any]:
-    """audit.json's content, from the log (nothing else)."""
-    from turnbench.results import LogView, timing
-
-    view = LogView(log.records)
-    judge = prepared.settings.id
-    numbers = audit_numbers(
-        prepared.plan,
-        view.done,
-        judge,
-        resamples=prepared.options.resamples,
-        seed=prepared.options.seed,
-    )
-    planned = prepared.plan.keys(judge)
-    finished = [view.done[k] for k in planned if k in view.done]
-    scored = sum(getattr(r, "status", "") == "scored" for r in finished)
-    when = timing(log.records, time.time())
-    suite = prepared.plan.suite
-    audit: dict[str, Any] = {
-        "kind": AUDIT_KIND,
-        "schema_version": AUDIT_SCHEMA_VERSION,
-        "turnbench_version": __version__,
-        "judge": judge,
-        "benchmark": prepared.config.benchmark,
-        "probes": {
-            "suite": suite.label,
-            "questions": [q.id for q in prepared.plan.questions],
-            "stability_repeats": prepared.plan.repeats,
-            "pairwise": prepared.plan.pairwise,
-        },
-        "complete": len(finished) == len(planned),
-        "stopped": None if status == "finished" else status,
-        **{k: numbers[k] for k in ("position_consistency", "first_position_preference")},
-        "verbosity_delta": numbers["verbosity_delta"],
-        "stability": numbers["stability"],
-        "manipulation": numbers["manipulation"],
-        "scale_sanity": numbers["scale_sanity"],
-        "sizes": numbers["sizes"],
-        "counts": {
-            "expected": len(planned),
-            "judged": scored,
-            "failed": len(finished) - scored,
-            "pending": len(planned) - len(finished),
-            "reasks": sum(getattr(r, "reasks", 0) for r in finished),
-        },
-        "judge_settings": prepared.settings.model_dump(mode="json"),
-        "prompt_versions": prepared.config.prompt_versions,
-        "endpoints": prepared.config.endpoints,
-        "judge_reported": sorted(
-            {r.reported_model for r in finished if getattr(r, "reported_model", None)}
-        ),
-        "started_at": _iso(when.started_at),
-        "finished_at": _iso(when.finished_at),
-        "wall_seconds": when.wall_seconds,
-        "questions": numbers["questions"],
-    }
-    if prepared.thresholds:
-        audit["thresholds"] = [t.check(audit) for t in prepared.thresholds]
-    audit["notes"] = _notes(prepared, audit)
-    from turnbench.audit.models import AUDIT_ADAPTER
-
-    AUDIT_ADAPTER.validate_python(audit)
-    return audit
-
-
-def _notes(prepared: PreparedAudit, audit: dict[str, Any]) -> list[str]:
-    notes = []
-    if prepared.options.embedded:
-        notes.append(
-            f"{prepared.settings.spec} is a small embedded model: the audit ran with reduced "
-            f"defaults ({len(prepared.plan.questions)} questions, replies of at most "
-            f"{prepared.settings.sampling.max_tokens} tokens). Its numbers describe that model "
-            "as a judge; they say nothing about strong judges."
-        )
-    if not prepared.plan.pairwise:
-        notes.append(f"{prepared.config.benchmark} has no pairwise judging: no position metrics.")
-    failed = audit["counts"]["failed"]
-    if failed:
-        notes.append(
-            f"{failed} of {audit['counts']['expected']} judgments were unparseable after their "
-            "re-asks and are left out of every number."
-        )
-    if prepared.settings.sampling.temperature == 0:
-        notes.append(
-            "stability was measured at temperature 0: spread there comes from the serving stack "
-            "(batching, non-determinism), not from sampling."
-        )
-    return notes
-
-
-def write_audit(directory: Path, audit: dict[str, Any]) -> Path:
-    from turnbench.results import _finite
-
-    target = directory / AUDIT_NAME
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".audit-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(_finite(audit), out, indent=2, ensure_ascii=False, allow_nan=False)
-        out.write("\n")
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, target)
-    return target
-
-
 async def run_audit(
     options: AuditOptions,
     *,
@@ -550,16 +360,3 @@ async def run_audit(
     else:
         code = EXIT_OK
     return AuditResult(options.out, audit, outcome.status, outcome.message, code, warnings)
-
-
-def read_audit(directory: Path) -> dict[str, Any]:
-    """A finished audit's audit.json (for reports)."""
-    from turnbench.textio import read_json
-
-    path = directory / AUDIT_NAME
-    if not path.is_file():
-        raise UserError(f"{directory}: no {AUDIT_NAME} here")
-    value = read_json(path)
-    if not isinstance(value, dict) or value.get("kind") != AUDIT_KIND:
-        raise UserError(f"{path}: not a turnbench judge audit")
-    return value
