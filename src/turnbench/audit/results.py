@@ -109,8 +109,8 @@ def _notes(prepared: PreparedAudit, audit: dict[str, Any]) -> list[str]:
     failed = audit["counts"]["failed"]
     if failed:
         notes.append(
-            f"{failed} of {audit['counts']['expected']} judgments were unparseable (after any re-asks) "
-            "and are left out of every number."
+            f"{failed} of {audit['counts']['expected']} judgments were unparseable (after any "
+            "re-asks) and are left out of every number."
         )
     if prepared.settings.sampling.temperature == 0:
         notes.append(
