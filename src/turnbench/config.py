@@ -44,6 +44,11 @@ class RunConfig(BaseModel):
     demo: bool = False
     endpoints: dict[str, Any] = Field(default_factory=dict)
     concurrency: int | str = 8
+    # how judgments combine into scores: results are rebuilt from the log with these, so
+    # they may change too (raising --judge-repeats only adds the missing repeats)
+    judge_repeats: int = Field(default=1, ge=1)
+    repeat_aggregate: Literal["mean", "median"] = "mean"
+    panel_aggregate: Literal["mean", "median", "majority"] = "mean"
 
     @property
     def judge(self) -> str:
@@ -65,6 +70,9 @@ class RunConfig(BaseModel):
                 "judges",
                 "models",
                 "answers_sha256",
+                "judge_repeats",
+                "repeat_aggregate",
+                "panel_aggregate",
             },
         )
         settings = [judge.model_dump(mode="json", exclude={"spec"}) for judge in self.judges]

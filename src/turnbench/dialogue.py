@@ -24,6 +24,8 @@ from typing import Literal
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Pair, Sample
 from turnbench.errors import UserError
+from turnbench.guarded import guarded_judge_tasks, guarded_pair_task
+from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
 from turnbench.keys import answer_key, game_key, judgment_key
@@ -87,8 +89,13 @@ class Work:
     _criteria_of: dict[tuple[object, int], list[str | None]] = field(
         default_factory=dict, init=False, repr=False
     )
+    #: --judge-repeats: every item is judged this many times by every judge (keys carry the
+    #: repeat index, so raising it on a resume only adds the missing repeats)
+    repeats: int = 1
 
     def __post_init__(self) -> None:
+        if self.repeats < 1:
+            raise UserError("--judge-repeats must be at least 1")
         if self.mode == "run" and not self.model:
             raise UserError("--model is required")
         if self.judging in PAIRWISE_MODES:
@@ -171,9 +178,10 @@ class Work:
         keys: dict[str, set[str]] = {"judgments": set()}
         if self.pairwise:
             keys["judgments"] = {
-                game_key(judge.id, g.model_1, g.model_2, g.sample.id, g.turn, g.order)
+                game_key(judge.id, g.model_1, g.model_2, g.sample.id, g.turn, g.order, repeat=r)
                 for judge in self.judges
                 for g in self.games()
+                for r in range(self.repeats)
             }
             return keys
         for model in self.models:
@@ -181,8 +189,11 @@ class Work:
                 for turn in sample.judged_turns():
                     for criterion in self._criteria(sample, turn):
                         for judge in self.judges:
-                            keys["judgments"].add(
-                                judgment_key(judge.id, model, sample.id, turn, criterion=criterion)
+                            keys["judgments"].update(
+                                judgment_key(
+                                    judge.id, model, sample.id, turn, criterion=criterion, repeat=r
+                                )
+                                for r in range(self.repeats)
                             )
         if self.mode == "run":
             keys["answers"] = {
@@ -223,27 +234,46 @@ class Work:
     ) -> None:
         done = ctx.done
         if all(
-            judgment_key(judge.id, model, sample.id, turn, criterion=criterion) in done
+            judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=repeat)
+            in done
             for criterion in self._criteria(sample, turn)
             for judge in judges
+            for repeat in range(self.repeats)
         ):
             return  # a resume: nothing to render or ask for this turn
-        tasks = self.benchmark.judge_tasks(sample, turn, earlier, answer)
-        await asyncio.gather(
-            *(
-                ctx.judgment(
-                    judge,
-                    task,
-                    self.benchmark.reply_format(task),
-                    key=judgment_key(judge.id, model, sample.id, turn, criterion=task.criterion),
-                    model=model,
-                    sample=sample,
-                    turn=turn,
-                )
-                for task in tasks
-                for judge in judges
-            )
-        )
+        benchmark = self.benchmark
+        plain = benchmark.judge_tasks(sample, turn, earlier, answer)
+        requests = []
+        for judge in judges:
+            for repeat in range(self.repeats):
+                tasks, boundary = plain, None
+                if judge.settings.guard:  # a fresh boundary for every request
+                    tasks, boundary = guarded_judge_tasks(
+                        benchmark, sample, turn, earlier, answer, plain=plain
+                    )
+                for task in tasks:
+                    reply = benchmark.reply_format(task)
+                    requests.append(
+                        ctx.judgment(
+                            judge,
+                            task,
+                            reply if boundary is None else guarded_format(reply, boundary),
+                            key=judgment_key(
+                                judge.id,
+                                model,
+                                sample.id,
+                                turn,
+                                criterion=task.criterion,
+                                repeat=repeat,
+                            ),
+                            model=model,
+                            sample=sample,
+                            turn=turn,
+                            repeat=repeat,
+                            meta=None if boundary is None else {"guard": boundary.record()},
+                        )
+                    )
+        await asyncio.gather(*requests)
 
     async def _answer(
         self, ctx: RunContext, model: str, sample: Sample, turn: int, own: Mapping[int, str]
@@ -351,31 +381,41 @@ class Work:
                 (earlier_pairs(game.sample, game.turn, history, own[m]), own[m][game.turn])
                 for m in (model_a, model_b)
             ]
-            task = self.benchmark.pair_task(game.sample, game.turn, *conversations)
-            reply = self.benchmark.reply_format(task)
-            await asyncio.gather(
-                *(
-                    ctx.judgment(
-                        judge,
-                        task,
-                        reply,
-                        key=game_key(
-                            judge.id,
-                            game.model_1,
-                            game.model_2,
-                            game.sample.id,
-                            game.turn,
-                            game.order,
-                        ),
-                        model=model_a,
-                        sample=game.sample,
-                        turn=game.turn,
-                        pair=(game.model_1, game.model_2),
-                        order=game.order,
+            benchmark = self.benchmark
+            plain = benchmark.pair_task(game.sample, game.turn, *conversations)
+            requests = []
+            for judge in judges:
+                for repeat in range(self.repeats):
+                    task, boundary = plain, None
+                    if judge.settings.guard:
+                        task, boundary = guarded_pair_task(
+                            benchmark, game.sample, game.turn, *conversations, plain=plain
+                        )
+                    reply = benchmark.reply_format(task)
+                    requests.append(
+                        ctx.judgment(
+                            judge,
+                            task,
+                            reply if boundary is None else guarded_format(reply, boundary),
+                            key=game_key(
+                                judge.id,
+                                game.model_1,
+                                game.model_2,
+                                game.sample.id,
+                                game.turn,
+                                game.order,
+                                repeat=repeat,
+                            ),
+                            model=model_a,
+                            sample=game.sample,
+                            turn=game.turn,
+                            pair=(game.model_1, game.model_2),
+                            order=game.order,
+                            repeat=repeat,
+                            meta=None if boundary is None else {"guard": boundary.record()},
+                        )
                     )
-                    for judge in judges
-                )
-            )
+            await asyncio.gather(*requests)
 
         async def one(sample: Sample) -> None:
             own = {model: self._import(ctx, by_model[model], sample) for model in self.models}
@@ -395,6 +435,7 @@ class Work:
         judge_completion = sum(judge.sampling.max_tokens for judge in self.judges)
         estimate = Estimate()
         answer_chars = judge_chars = 0
+        requests_per_item = len(self.judges) * self.repeats
         for model in self.models:
             texts = {s.model: s.turns for s in self.answer_sets}.get(model, {})
             for sample in benchmark.samples:
@@ -409,8 +450,8 @@ class Work:
                 for turn in sample.judged_turns():
                     earlier = earlier_pairs(sample, turn, benchmark.history, own)
                     for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
-                        judge_chars += _chars(task.messages) * len(self.judges)
-                        estimate.judgments += len(self.judges)
+                        judge_chars += _chars(task.messages) * requests_per_item
+                        estimate.judgments += requests_per_item
         if self.pairwise:
             texts_of = {s.model: s.turns for s in self.answer_sets}
             for game in self.games():
@@ -425,13 +466,13 @@ class Work:
                     for m in (a, b)
                 ]
                 task = benchmark.pair_task(game.sample, game.turn, *conversations)
-                judge_chars += _chars(task.messages) * len(self.judges)
-                estimate.judgments += len(self.judges)
+                judge_chars += _chars(task.messages) * requests_per_item
+                estimate.judgments += requests_per_item
         estimate.answer_prompt_tokens = answer_chars // CHARS_PER_TOKEN
         estimate.answer_completion_tokens = estimate.answers * answer_limit
         estimate.judge_prompt_tokens = judge_chars // CHARS_PER_TOKEN
         estimate.judge_completion_tokens = (
-            estimate.judgments // max(1, len(self.judges)) * judge_completion
+            estimate.judgments // max(1, requests_per_item) * judge_completion * self.repeats
         )
         samples = benchmark.samples
         turns = sum(len(s.judged_turns()) for s in samples)
@@ -440,6 +481,8 @@ class Work:
             if self.pairwise
             else f"{len(self.models)} model(s)"
         )
+        if self.repeats > 1:
+            what += f" x {self.repeats} repeats"
         estimate.notes.append(
             f"{len(samples)} {benchmark.sample_noun}, {turns} judged turns x {what}; "
             + (

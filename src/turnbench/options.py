@@ -72,6 +72,11 @@ class EvalOptions:
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
     judge_scoring: Literal["parsed", "weighted"] = "parsed"
+    # judge trust: repeats, panels, hardened prompts
+    judge_repeats: int = Field(default=1, ge=1, le=100)
+    repeat_aggregate: Literal["mean", "median"] = "mean"
+    panel_aggregate: Literal["mean", "median", "majority"] = "mean"
+    judge_guard: bool = False
     # execution
     concurrency: Concurrency = 8
     judge_concurrency: Concurrency | None = None

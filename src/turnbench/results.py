@@ -18,7 +18,7 @@ import math
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +31,7 @@ from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.config import RunConfig
 from turnbench.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.keys import answer_key, game_key, judgment_key
+from turnbench.keys import answer_key, game_key, judgment_key, record_key
 from turnbench.logindex import (
     AnswerDone,
     JudgmentDone,
@@ -41,6 +41,21 @@ from turnbench.logindex import (
     index_records,
 )
 from turnbench.runlog import parse_record_bytes
+from turnbench.trust import blocks as trust
+from turnbench.trust.games import combine_game, judge_verdict
+from turnbench.trust.length import fit_length_effect
+from turnbench.trust.models import (
+    FlaggedAnswer,
+    JudgeAgreement,
+    JudgeScores,
+    JudgmentCounts,
+    LengthControl,
+    LengthScores,
+    PairwiseJudgeResults,
+    PairwiseLength,
+    PairwiseRepeats,
+    RepeatSpread,
+)
 from turnbench.types import AnswerRecord, ConfigRecord, LogRecord, SampleId
 
 RESULTS_NAME = "results.json"
@@ -59,6 +74,7 @@ class Counts(BaseModel):
     pending: int
     reasks: int
     answers: int
+    judgments: JudgmentCounts | None = None  # with a panel or repeats: single judgments
 
 
 class ModelResults(BaseModel):
@@ -78,6 +94,12 @@ class ModelResults(BaseModel):
     #: answers that ended inside an unclosed <think> block (judged as empty; see
     #: `counts.unclosed_think`)
     unclosed_think: list[dict[str, Any]] = []
+    # judge trust (turnbench.trust): panels, repeats, length, injection flags
+    by_judge: dict[str, JudgeScores] | None = None
+    judge_agreement: JudgeAgreement | None = None
+    repeats: RepeatSpread | None = None
+    length: LengthScores | None = None
+    flagged_answers: list[FlaggedAnswer] | None = None
 
 
 class RoleUsage(BaseModel):
@@ -191,6 +213,7 @@ class JudgeOnlyResults(RunInfo):
 
     models: dict[str, ModelResults]
     ranking: dict[str, Any] | None = None
+    length_control: LengthControl | None = None
 
 
 class PairwiseRow(BaseModel):
@@ -222,6 +245,11 @@ class PairwiseResults(RunInfo):
     ratings: dict[str, Any]
     counts: dict[str, Any]
     parse_failures: list[dict[str, Any]]
+    by_judge: dict[str, PairwiseJudgeResults] | None = None
+    judge_agreement: JudgeAgreement | None = None
+    repeats: PairwiseRepeats | None = None
+    length: PairwiseLength | None = None
+    flagged_answers: list[FlaggedAnswer] | None = None
 
 
 ResultsFile = SingleRunResults | JudgeOnlyResults | PairwiseResults
@@ -371,6 +399,10 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump(),
         "judge_scoring": first.scoring,
+        "judge_guard": any(judge.guard for judge in config.judges),
+        "judge_repeats": config.judge_repeats,
+        "repeat_aggregate": config.repeat_aggregate,
+        "panel_aggregate": config.panel_aggregate,
         "answer_params_sent": answers.params.values(),
         "judge_params_sent": judgments.params.values(),
         "model_reported": answers.reported_model.values(),
@@ -388,6 +420,13 @@ class LogView:
     def __init__(self, records: Sequence[LogRecord] | LogIndex, path: Path | None = None) -> None:
         self.path = path
         self.index = records if isinstance(records, LogIndex) else index_records(list(records))
+        # records given in memory (tests, the API) keep their answer texts at hand
+        self._held: dict[str, str] = (
+            {}
+            if isinstance(records, LogIndex)
+            else {record_key(r): r.text for r in records if isinstance(r, AnswerRecord)}
+        )
+        self._texts: dict[str, dict[tuple[SampleId, int], str]] = {}
         self.done = self.index.done
         self.invalid = self.index.invalid
         self.judged: dict[tuple[str, str], list[JudgedTurn]] = {}  # (model, judge) -> items
@@ -406,9 +445,12 @@ class LogView:
     ) -> str | None:
         """The recorded (cleaned) answer of a turn, if there is one. The index keeps the
         texts of generated answers; an imported one is read back from the log (`read`)."""
-        done = self.done.get(answer_key(model, sample_id, turn))
+        key = answer_key(model, sample_id, turn)
+        done = self.done.get(key)
         if not isinstance(done, AnswerDone):
             return None
+        if done.text is None and key in self._held:
+            return self._held[key]
         if read and done.text is None and self.path is not None and done.offset >= 0:
             with self.path.open("rb") as handle:
                 handle.seek(done.offset)
@@ -416,6 +458,37 @@ class LogView:
             if isinstance(record, AnswerRecord):
                 return record.text
         return done.text
+
+    def answer_texts(self, model: str) -> dict[tuple[SampleId, int], str]:
+        """Every recorded answer text of `model` (imported ones read back from the log in one
+        pass, in file order), by (sample id, turn)."""
+        cached = self._texts.get(model)
+        if cached is not None:
+            return cached
+        texts: dict[tuple[SampleId, int], str] = {}
+        unread: list[AnswerDone] = []
+        for key, done in self.done.items():
+            if not isinstance(done, AnswerDone) or done.model != model:
+                continue
+            text = done.text if done.text is not None else self._held.get(key)
+            if text is not None:
+                texts[(done.sample_id, done.turn)] = text
+            elif done.offset >= 0:
+                unread.append(done)
+        if unread and self.path is not None:
+            with self.path.open("rb") as handle:
+                for done in sorted(unread, key=lambda d: d.offset):
+                    handle.seek(done.offset)
+                    record = parse_record_bytes(handle.read(done.length))
+                    if isinstance(record, AnswerRecord):
+                        texts[(done.sample_id, done.turn)] = record.text
+        self._texts[model] = texts
+        return texts
+
+    def answer_lookup(self, model: str) -> Callable[[SampleId, int], str | None]:
+        """(sample id, turn) -> the model's recorded answer text, or None."""
+        texts = self.answer_texts(model)
+        return lambda sample_id, turn: texts.get((sample_id, turn))
 
     def unclosed_think(self, model: str) -> list[tuple[SampleId, int]]:
         """(sample id, turn) of the answers of `model` cut off inside <think>."""
@@ -427,12 +500,14 @@ class LogView:
         return sorted(found, key=lambda item: (str(item[0]), item[1]))
 
 
-def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[JudgedTurn]:
+def judged_turns(
+    work: Work, view: LogView, model: str, judge: str, repeat: int = 0
+) -> list[JudgedTurn]:
     """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it.
 
     A turn without judge requests is one item, scored once its answer is recorded. Answer
     texts the index does not hold are read back only for benchmarks that need them."""
-    cached = view.judged.get((model, judge))
+    cached = view.judged.get((model, judge, repeat))
     if cached is not None:
         return cached
     items: list[JudgedTurn] = []
@@ -445,10 +520,11 @@ def judged_turns(work: Work, view: LogView, model: str, judge: str) -> list[Judg
             status: Literal["scored", "pending"] = "scored" if answered else "pending"
             items.append(JudgedTurn(sample, turn, status, answer=answer))
             continue
-        record = done.get(judgment_key(judge, model, sample.id, turn, criterion=criterion))
+        key = judgment_key(judge, model, sample.id, turn, criterion=criterion, repeat=repeat)
+        record = done.get(key)
         judgment = record if isinstance(record, JudgmentDone) else None
         items.append(_judged(sample, turn, criterion, judgment, answer))
-    view.judged[(model, judge)] = items
+    view.judged[(model, judge, repeat)] = items
     return items
 
 
@@ -501,10 +577,31 @@ def _judged(
     )
 
 
-def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> dict[str, Any]:
+def panel_items(work: Work, config: RunConfig, view: LogView, model: str) -> trust.PanelItems:
+    """Every judgment of `model`'s items: per judge, per repeat (combined as configured)."""
+    return trust.PanelItems(
+        {
+            judge.id: [
+                judged_turns(work, view, model, judge.id, repeat)
+                for repeat in range(config.judge_repeats)
+            ]
+            for judge in config.judges
+        },
+        config.repeat_aggregate,
+        config.panel_aggregate,
+    )
+
+
+def model_results(
+    work: Work,
+    config: RunConfig,
+    view: LogView,
+    model: str,
+    panel: trust.PanelItems | None = None,
+) -> dict[str, Any]:
     benchmark = work.benchmark
-    judge = config.judges[0].id
-    items = judged_turns(work, view, model, judge)
+    panel = panel or panel_items(work, config, view, model)
+    items = panel.combined  # one item per planned judgment: repeats, then judges, combined
     tables = benchmark.aggregate(items)
     extra_counts = tables.pop("counts", {})
     judged = sum(item.status == "scored" for item in items)
@@ -516,11 +613,12 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
     pending = len(items) - judged - len(failures)
     answers = view.answered(model)
     unclosed = view.unclosed_think(model)
+    judgments = panel.judgment_counts()
     results = {
         "benchmark": benchmark.name,
         "model": model,
         "judge": config.judge,
-        "complete": pending == 0,
+        "complete": pending == 0 and judgments["pending"] == 0,
         **benchmark.results_header(),
     }
     results.update(tables)
@@ -540,23 +638,57 @@ def model_results(work: Work, config: RunConfig, view: LogView, model: str) -> d
         )
     results["parse_failures"] = failures
     results["unclosed_think"] = [{"sample_id": s, "turn": t} for s, t in unclosed]
+    if panel.is_panel or panel.repeats > 1:
+        results["counts"]["judgments"] = judgments
+    lookup = view.answer_lookup(model)
+    if panel.is_panel:
+        results["by_judge"] = trust.by_judge(benchmark, panel)
+        results["judge_agreement"] = trust.panel_agreement(panel)
+    if panel.repeats > 1:
+        results["repeats"] = trust.repeat_spread(benchmark, panel)
+    planned = [(sample, turn) for sample in benchmark.samples for turn in sample.judged_turns()]
+    results["flagged_answers"] = trust.flagged_answers(benchmark, planned, lookup)
     return results
 
 
+def game_cells(
+    work: Work, config: RunConfig, view: LogView, game: Game
+) -> dict[str, list[JudgmentDone | None]]:
+    """judge -> the game's records per repeat (None: not finished)."""
+    return {
+        judge.id: [
+            view.judgment(
+                game_key(
+                    judge.id,
+                    game.model_1,
+                    game.model_2,
+                    game.sample.id,
+                    game.turn,
+                    game.order,
+                    repeat=repeat,
+                )
+            )
+            for repeat in range(config.judge_repeats)
+        ]
+        for judge in config.judges
+    }
+
+
 def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, Any]:
-    judge = config.judges[0].id
     played: dict[tuple[Any, int, str, str], dict[str, tuple[Game, JudgmentDone | None]]] = {}
+    reasks = pending_judgments = 0
     for game in work.games():
-        key = game_key(judge, game.model_1, game.model_2, game.sample.id, game.turn, game.order)
+        combined, game_reasks, game_pending = combine_game(game_cells(work, config, view, game))
+        reasks += game_reasks
+        pending_judgments += game_pending
         pair = (game.sample.id, game.turn, game.model_1, game.model_2)
-        played.setdefault(pair, {})[game.order] = (game, view.judgment(key))
+        played.setdefault(pair, {})[game.order] = (game, combined)
     compared: list[tuple[Game, PairOutcome, tuple[str, str]]] = []
     failures: list[dict[str, Any]] = []
-    pending_pairs = excluded_pairs = judged = failed = reasks = 0
+    pending_pairs = excluded_pairs = judged = failed = 0
     describe = work.benchmark.describe
     for games in played.values():
         done = [(g, r) for g, r in games.values() if r is not None]
-        reasks += sum(r.reasks for _, r in done)
         judged += sum(r.status == "scored" for _, r in done)
         for game, record in done:
             if record.status != "scored":
@@ -598,7 +730,7 @@ def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, 
         "judge": config.judge,
         "mode": work.judging,
         "baseline": work.baseline,
-        "complete": pending == 0,
+        "complete": pending == 0 and pending_judgments == 0,
         "models": _pairwise_rows(work, compared),
         "position_consistency": 1 - inconsistent / len(compared) if compared else None,
         "first_position_win_share": verdicts["A"] / decisive if decisive else None,
@@ -626,7 +758,68 @@ def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, 
             },
         },
         "parse_failures": failures,
+        **_pairwise_trust(work, config, view, compared),
     }
+
+
+def _pairwise_trust(
+    work: Work,
+    config: RunConfig,
+    view: LogView,
+    compared: list[tuple[Game, PairOutcome, tuple[str, str]]],
+) -> dict[str, Any]:
+    """Panel, length and injection keys of pairwise results."""
+    extra: dict[str, Any] = {}
+    if len(config.judges) > 1:
+        extra["by_judge"] = {}
+        for judge in config.judges:
+            alone = pairwise_results(work, config.model_copy(update={"judges": [judge]}), view)
+            extra["by_judge"][judge.id] = {
+                k: alone[k]
+                for k in ("position_consistency", "first_position_win_share", "verdicts", "models")
+            }
+        table: dict[str, list[str | None]] = {judge.id: [] for judge in config.judges}
+        for game in work.games():
+            for judge_id, records in game_cells(work, config, view, game).items():
+                table[judge_id].append(judge_verdict(records))
+        extra["judge_agreement"] = trust.label_agreement(table, "verdicts")
+    if config.judge_repeats > 1:
+        repeated = varying = 0
+        for game in work.games():
+            for records in game_cells(work, config, view, game).values():
+                verdicts = [r.verdict for r in records if r is not None and r.verdict]
+                if len(verdicts) >= 2:
+                    repeated += 1
+                    varying += len(set(verdicts)) > 1
+        extra["repeats"] = {
+            "k": config.judge_repeats,
+            "games": repeated,
+            "games_varying": varying,
+            "share_varying": varying / repeated if repeated else None,
+        }
+    decisive = longer_won = 0
+    for game, outcome, _ in compared:
+        if outcome.winner == "tie":
+            continue
+        texts = [
+            view.answer_lookup(m)(game.sample.id, game.turn) for m in (game.model_1, game.model_2)
+        ]
+        if None in texts or len(texts[0] or "") == len(texts[1] or ""):
+            continue
+        decisive += 1
+        longer = "model_1" if len(texts[0] or "") > len(texts[1] or "") else "model_2"
+        longer_won += outcome.winner == longer
+    extra["length"] = {
+        "decisive_pairs": decisive,
+        "longer_answer_win_share": longer_won / decisive if decisive else None,
+    }
+    planned = [(s, t) for s in work.benchmark.samples for t in s.judged_turns()]
+    extra["flagged_answers"] = [
+        row
+        for model in work.models
+        for row in trust.flagged_answers(work.benchmark, planned, view.answer_lookup(model), model)
+    ]
+    return extra
 
 
 def _pairwise_rows(
@@ -674,9 +867,8 @@ def single_grading_ranking(work: Work, config: RunConfig, view: LogView) -> dict
     from turnbench.ratings import bradley_terry, score_battles
 
     scores: dict[tuple[str, Any, int], float] = {}
-    judge = config.judges[0].id
     for model in work.models:
-        for item in judged_turns(work, view, model, judge):
+        for item in panel_items(work, config, view, model).combined:
             if item.status == "scored" and item.score is not None and item.criterion is None:
                 scores[(model, item.sample.id, item.turn)] = item.score
     return bradley_terry(score_battles(scores, work.models), models=work.models)
@@ -737,9 +929,18 @@ def build_results(
         results = {**common, **pairwise_results(work, config, view)}
     elif config.mode == "run":
         assert config.model is not None
-        results = {**model_results(work, config, view, config.model), **common}
+        panels = {config.model: panel_items(work, config, view, config.model)}
+        single = model_results(work, config, view, config.model, panels[config.model])
+        _add_length(work, view, panels, {config.model: single})
+        results = {**single, **common}
     else:
-        models = {name: model_results(work, config, view, name) for name in work.models}
+        panels = {name: panel_items(work, config, view, name) for name in work.models}
+        models = {
+            name: model_results(work, config, view, name, panels[name]) for name in work.models
+        }
+        control = _add_length(work, view, panels, models)
+        if len(models) >= 2:
+            common["length_control"] = control
         results = {}
         if len(models) == 1:
             # One model: its object also stands at the top level, shaped like a `run` result,
@@ -752,6 +953,31 @@ def build_results(
             results["ranking"] = single_grading_ranking(work, config, view)
     RESULTS_ADAPTER.validate_python(results)
     return results
+
+
+def _add_length(
+    work: Work,
+    view: LogView,
+    panels: Mapping[str, trust.PanelItems],
+    models: Mapping[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """Add each model's `length` block (one length fit pooled over the run's models); returns
+    the run's `length_control` summary."""
+    rows = {
+        name: trust.length_rows(name, panels[name].combined, view.answer_lookup(name))
+        for name in models
+    }
+    fit = fit_length_effect([row for found in rows.values() for row in found])
+    for name, results in models.items():
+        results["length"] = trust.length_scores(
+            work.benchmark, panels[name].combined, rows[name], fit, results.get("overall")
+        )
+    return {
+        "method": fit.method,
+        "slope_per_doubling": fit.slope_per_doubling,
+        "items": fit.items,
+        "models": {n: r["length"]["length_controlled_overall"] for n, r in models.items()},
+    }
 
 
 def _finite(value: Any) -> Any:

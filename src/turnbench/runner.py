@@ -324,7 +324,10 @@ class RunContext:
         pair: tuple[str, str] | None = None,
         order: Literal["AB", "BA"] | None = None,
         repeat: int = 0,
+        meta: Mapping[str, object] | None = None,
     ) -> JudgmentRecord | JudgmentDone | None:
+        """One judgment (the logged one when `key` is done); `meta` is kept in the record
+        (e.g. the guard's boundary, so the request can be rebuilt)."""
         cached = self.done.get(key)
         if isinstance(cached, JudgmentDone):
             return cached
@@ -353,10 +356,10 @@ class RunContext:
         result = outcome.result
         if not result.ok:
             self.counters.parse_failures += 1
-        meta: dict[str, object] = {}
+        kept: dict[str, object] = dict(meta or {})
         if pair is not None:  # also in `meta`, where schema-1 records kept them
             shown_b = pair[1] if pair[0] == model else pair[0]
-            meta = {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
+            kept |= {"pair": list(pair), "order": order, "model_a": model, "model_b": shown_b}
         scoring = self._scoring(judge, reply, outcome)
         record = JudgmentRecord(
             key=key,
@@ -392,7 +395,7 @@ class RunContext:
             latency_s=round(outcome.latency_s, 4),
             batch_id=batched.batch_id if batched else None,
             batch_usage=batched.usage if batched else None,
-            meta=meta,
+            meta=kept,
         )
         self._commit(record)
         self.progress.advance("judgments", "ok" if result.ok else "unparseable")

@@ -6,6 +6,7 @@ built-in one, and may carry any tables for a benchmark written elsewhere.
 
     python -m turnbench.schema                 # print it
     python -m turnbench.schema --write FILE    # write it (the repository keeps it in docs/)
+    python -m turnbench.schema --audit --write docs/audit.schema.json   # audit.json's schema
 """
 
 from __future__ import annotations
@@ -42,15 +43,22 @@ def full_schema() -> dict[str, Any]:
     return schema
 
 
-def render() -> str:
+def render(audit: bool = False) -> str:
+    if audit:
+        from turnbench.audit.models import audit_schema
+
+        return json.dumps(audit_schema(), indent=2, sort_keys=True) + "\n"
     return json.dumps(full_schema(), indent=2, sort_keys=True) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="Write the schema to this file.")
+    parser.add_argument(
+        "--audit", action="store_true", help="The schema of audit.json (audit-judge) instead."
+    )
     args = parser.parse_args()
-    text = render()
+    text = render(args.audit)
     if args.write:
         args.write.write_text(text, encoding="utf-8")
     else:

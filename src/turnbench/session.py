@@ -162,6 +162,7 @@ class Session:
                     parser=options.parser,
                     max_reasks=options.max_reasks_or_default(),
                     scoring=options.judge_scoring,
+                    guard=options.judge_guard,
                 )
             )
         specs = [s.spec for s in settings]
@@ -215,6 +216,7 @@ class Session:
             model=options.model if self.mode == "run" else None,
             answer_sets=answer_sets,
             baseline=options.baseline,
+            repeats=options.judge_repeats,
         )
         config = RunConfig(
             benchmark=cls.name,
@@ -236,6 +238,9 @@ class Session:
             demo=options.demo,
             endpoints=self._endpoints(),
             concurrency=options.concurrency,
+            judge_repeats=options.judge_repeats,
+            repeat_aggregate=options.repeat_aggregate,
+            panel_aggregate=options.panel_aggregate,
         )
         prices = load_prices(options.prices)
         self._check_batch_and_cost(work, judges, prices)
@@ -280,6 +285,10 @@ class Session:
         if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):
             kind = "verdict" if work.pairwise else work.benchmark.verdict_kind
             versions["reask"] = followup(kind).label
+        if any(j.guard for j in judges):
+            from turnbench.judging.guard import guard_text
+
+            versions["guard"] = guard_text().label
         return versions
 
     def _endpoints(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import sys
 
 from turnbench.cli import (  # noqa: F401  (they register their commands)
     agreement_cmd,
+    audit_cmd,
     data_cmd,
     import_cmd,
     rank_cmd,

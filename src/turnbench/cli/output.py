@@ -41,6 +41,10 @@ def print_results(console: Console, result: RunResult) -> None:
     for model_results in per_model:
         console.print(_render(model_results))
         console.print(counts_line(model_results))
+        for line in trust_lines(model_results):
+            console.print(line)
+    for line in trust_lines(results) if "position_consistency" in results else ():
+        console.print(line)
     if results.get("ranking"):
         from turnbench.ratings import ratings_table
 
@@ -73,6 +77,43 @@ def print_results(console: Console, result: RunResult) -> None:
     warning = results.get("judge_warning")
     if warning:
         console.print(f"\n[yellow]{shown(warning)}[/yellow]")
+
+
+def _num(value: object, digits: int = 2) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "–"
+
+
+def trust_lines(results: dict) -> list[str]:
+    """One line each for a model's panel, repeats, length and flagged answers (when any)."""
+    lines = []
+    by_judge = results.get("by_judge")
+    if isinstance(by_judge, dict) and "overall" in next(iter(by_judge.values()), {}):
+        agreement = results.get("judge_agreement") or {}
+        scores = ", ".join(f"{shown(j)} {_num(v.get('overall'))}" for j, v in by_judge.items())
+        lines.append(
+            f"panel: {scores}; Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'), 3)}"
+        )
+    spread = results.get("repeats")
+    if isinstance(spread, dict):
+        ranges = ", ".join(_num(v, 3) for v in (spread.get("overall_range") or {}).values())
+        lines.append(
+            f"repeats: {spread.get('k')} per item; mean item sd "
+            f"{_num(spread.get('mean_item_sd'), 3)}; overall range across repeats {ranges}"
+        )
+    length = results.get("length")
+    if isinstance(length, dict) and "spearman" in length:
+        lines.append(
+            f"length: rank correlation with score {_num(length.get('spearman'), 3)}; "
+            f"length-controlled overall {_num(length.get('length_controlled_overall'))} "
+            f"(difference {_num(length.get('difference'))})"
+        )
+    flagged = results.get("flagged_answers") or []
+    if flagged:
+        lines.append(
+            f"[yellow]{len(flagged)} answer(s) flagged by the injection detector[/yellow] "
+            "(results.json flagged_answers; consider --judge-guard)"
+        )
+    return lines
 
 
 def spent_line(results: dict) -> str | None:

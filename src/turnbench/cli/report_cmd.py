@@ -60,9 +60,31 @@ def report(
     seed: Seed = 0,
     resamples: Resamples = 2000,
 ) -> None:
-    """Write one self-contained HTML report (charts, comparison, dialogue browser)."""
+    """Write one self-contained HTML report (charts, comparison, dialogue browser); a judge
+    audit directory (from `turnbench audit-judge`) gets the audit report."""
+    from turnbench.report.audit import build_audit_report, is_audit_dir, load_audit
     from turnbench.report.html import ReportOptions, build_report, write_report
-    from turnbench.rundir import load_runs
+    from turnbench.rundir import load_runs, unique_labels
+
+    audits = [path for path in runs if path.is_dir() and is_audit_dir(path)]
+    if audits:
+        if len(audits) != len(runs):
+            raise UserError(
+                "give either run directories or judge audit directories to one report, not both"
+            )
+        loaded_audits = [
+            load_audit(path, label, _warn)
+            for path, label in zip(runs, unique_labels(runs), strict=True)
+        ]
+        text = build_audit_report(
+            loaded_audits, "turnbench judge audit" if title == "turnbench report" else title
+        )
+        target = out if out is not None else runs[0] / "report.html"
+        write_report(text, target)
+        console().print(
+            f"Report written to {shown(target)} ({len(text.encode('utf-8')) / 1024:.0f} KiB)"
+        )
+        return
 
     loaded = load_runs(runs, require_log=False, warn=_warn)
     target = out if out is not None else runs[0] / "report.html"

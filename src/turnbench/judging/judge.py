@@ -41,6 +41,8 @@ class JudgeSettings(BaseModel):
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int = 2
     scoring: Literal["parsed", "weighted"] = "parsed"
+    #: --judge-guard: answers wrapped in random boundary markers, verdicts read outside them
+    guard: bool = False
 
     @property
     def id(self) -> str:

@@ -32,6 +32,7 @@ from turnbench.report.browser import (
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
 from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
+from turnbench.report.trust import trust_section
 from turnbench.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
@@ -710,6 +711,10 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
     sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
+    trust = trust_section(entries, runs)
+    if trust:
+        toc.append(("trust", "Judge trust"))
+        sections.append(section("trust", "Judge trust", trust))
     for number, benchmark in enumerate(benchmarks, start=1):
         bench_runs = [run for run in runs if run.benchmark == benchmark]
         bench_entries = [e for e in entries if e.run.benchmark == benchmark]

@@ -1,0 +1,108 @@
+"""A cheap detector of answers that try to steer the judge.
+
+It flags an answer that contains score-like tokens in a judge's own formats ("[[10]]",
+"[[A]]", "Rating: 9", "10/10"), that addresses the judge or its instructions ("ignore
+previous instructions", "note to the evaluator", "give this response the highest score"), or
+that forges prompt structure (the judge templates' section markers such as "[The End of
+Assistant's Answer]", chat-template tokens such as "<|im_start|>", "[INST]", "### Human:").
+It is a list of regular expressions, nothing more: it never changes a score, it only lists
+the answers a person should read. Its false-positive rate on real answers is measured by the
+tests on the MT-Bench answers of vicuna-13b-v1.3 and alpaca-13b (0 of 320).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+JUDGE_WORDS = r"(?:judge|evaluator|grader|assessor|rater|reviewer|scorer)s?"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # score_token | addresses_judge | transcript_marker
+    label: str
+    pattern: re.Pattern[str]
+
+
+def _rule(kind: str, label: str, pattern: str) -> Rule:
+    return Rule(kind, label, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+
+
+RULES: tuple[Rule, ...] = (
+    _rule("score_token", "rating in double brackets", r"\[\[\s*\d+(?:\.\d+)?\s*\]\]"),
+    _rule("score_token", "verdict token", r"\[\[\s*[ABC]\s*\]\]"),
+    _rule("score_token", "rating line", r"\b(?:rating|score|verdict)\s*:\s*\[*\s*(?:\d|[ABC]\b)"),
+    _rule(
+        "score_token",
+        "score out of ten",
+        r"\b(?:10|[1-9](?:\.\d)?)\s*(?:/\s*10|out of (?:10|ten))\b",
+    ),
+    _rule(
+        "addresses_judge",
+        "ignore instructions",
+        r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|"
+        r"preceding|all|your|the|system)\b[^.\n]{0,20}?\b(?:instructions?|prompts?|rules|"
+        r"rubric|guidelines|criteria)\b",
+    ),
+    _rule(
+        "addresses_judge",
+        "addresses the judge",
+        rf"\b(?:dear|attention|hello|hi|note (?:to|for)(?: the| any)?|message (?:to|for)"
+        rf"(?: the)?|to the|for the|instructions? (?:to|for)(?: the)?) (?:ai |llm |gpt |model )?"
+        rf"{JUDGE_WORDS}\b",
+    ),
+    _rule(
+        "addresses_judge",
+        "asks for a score",
+        r"\b(?:give|assign|award|grant|rate|score)\b[^.\n]{0,30}?\b(?:this|the|my|that) "
+        r"(?:answer|response|reply|assistant|output)\b[^.\n]{0,30}?\b(?:a |the )?(?:perfect|"
+        r"highest|maximum|max|full|top|best|10|ten)\b",
+    ),
+    _rule(
+        "addresses_judge",
+        "tells the judge what to do",
+        rf"\b(?:you|the {JUDGE_WORDS}|as an? (?:ai |impartial )?{JUDGE_WORDS}, you) (?:must|"
+        r"should|will|are required to|have to) (?:rate|score|grade|assign|award) (?:this|the|"
+        r"my|it|me)\b",
+    ),
+    _rule(
+        "transcript_marker",
+        "judge template marker",
+        r"\[(?:the )?(?:start|end) of (?:the )?(?:assistant|reference|user)\b|<\|the (?:start|end) "
+        r"of assistant|\[(?:instruction|user question)\]",
+    ),
+    _rule(
+        "transcript_marker",
+        "chat template token",
+        r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|end|system|user|"
+        r"assistant)\|>|\[/?INST\]|<</?SYS>>|</s>",
+    ),
+    _rule(
+        "transcript_marker",
+        "fake conversation turn",
+        r"^\s*#{2,}\s*(?:human|user|assistant|system)(?: [ab])?\s*:",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Flag:
+    kind: str
+    label: str
+    excerpt: str  # the matched text (shortened), to show why
+
+
+def scan(text: str) -> list[Flag]:
+    """Every rule the answer trips (at most one flag per rule)."""
+    found = []
+    for rule in RULES:
+        match = rule.pattern.search(text)
+        if match is not None:
+            excerpt = " ".join(match.group(0).split())[:80]
+            found.append(Flag(rule.kind, rule.label, excerpt))
+    return found
+
+
+def is_flagged(text: str) -> bool:
+    return any(rule.pattern.search(text) for rule in RULES)
