@@ -39,6 +39,17 @@ class FatalBackendError(UserError):
     exit_code = 3
 
 
+class EngineCrashedError(FatalBackendError):
+    """The embedded model's engine (llama.cpp, in its worker process) died.
+
+    A segmentation fault, an illegal instruction or the out-of-memory killer: retrying would
+    crash again, so the run stops with the cause and the command that rebuilds llama.cpp.
+    Exit status 4, distinct from an endpoint refusing a key (3).
+    """
+
+    exit_code = 4
+
+
 class RequestFailedError(Exception):
     """One request failed after its retry budget; the work item is recorded as failed."""
 

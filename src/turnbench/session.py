@@ -56,9 +56,9 @@ def judge_warning(judge: str) -> str | None:
     if judge.startswith("local/"):
         return (
             f"The judge is {judge}, a small embedded model: this run is a smoke test of the "
-            "pipeline, not a measurement. Its ratings mean little and it often fails to give "
-            "one. For real scores use a strong judge, for example:\n  turnbench run "
-            "--benchmark mt-bench --model openai/YOUR-MODEL --model-base-url URL "
+            "pipeline, not a measurement. Its ratings mean little: a grammar makes it give "
+            "one, not judge well. For real scores use a strong judge, for example:\n  "
+            "turnbench run --benchmark mt-bench --model openai/YOUR-MODEL --model-base-url URL "
             "--judge openai/gpt-4o --out runs/mine"
         )
     return None
@@ -208,7 +208,8 @@ class Session:
         if outcome.status == "interrupted":
             return EXIT_INTERRUPTED
         if outcome.status == "fatal":
-            return FatalBackendError.exit_code
+            fatal = [e for e in outcome.errors if isinstance(e, FatalBackendError)]
+            return fatal[0].exit_code if fatal else FatalBackendError.exit_code
         return EXIT_OK if results["complete"] else EXIT_INCOMPLETE
 
     def print_results(

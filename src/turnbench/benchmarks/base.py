@@ -17,7 +17,14 @@ from turnbench.config import RunConfig, SamplingConfig
 from turnbench.errors import UserError
 from turnbench.judging.reask import Followup, followup
 from turnbench.runner import RunContext
-from turnbench.types import JudgmentRecord, LogRecord, Message, RequestParams, SampleId
+from turnbench.types import (
+    JudgmentRecord,
+    LogRecord,
+    Message,
+    ReplyConstraint,
+    RequestParams,
+    SampleId,
+)
 
 Job = Callable[[], Awaitable[None]]
 CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
@@ -38,20 +45,32 @@ class Settings:
     reference_file: Path | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
-    def judge_params(self) -> RequestParams:
+    def judge_params(self, kind: str = "rating") -> RequestParams:
+        """`kind`: "rating" (single grading) or "verdict" (pairwise)."""
         sampling = self.judge_sampling
         return RequestParams(
             temperature=sampling.temperature,
             max_tokens=sampling.max_tokens,
             n=1,
             extra=sampling.extra,
+            constraint=local_judge_constraint(self.judge, kind),
         )
 
-    def reask_params(self) -> RequestParams:
+    def reask_params(self, kind: str = "rating") -> RequestParams:
         """A re-ask only needs the rating or verdict; its token limit can be lower."""
         limit = self.judge_sampling.reask_max_tokens
-        params = self.judge_params()
+        params = self.judge_params(kind)
         return params if limit is None else params.model_copy(update={"max_tokens": limit})
+
+
+def local_judge_constraint(judge: str, kind: str) -> ReplyConstraint | None:
+    """The embedded judge decodes under a grammar that always ends in a valid rating or
+    verdict (minimal hook until the judge-side code passes constraints itself)."""
+    if not judge.startswith("local/"):
+        return None
+    if kind == "verdict":
+        return ReplyConstraint(kind="verdict", choices=("A", "B", "C"), lead="Final verdict: ")
+    return ReplyConstraint(kind="rating", choices=tuple(str(n) for n in range(1, 11)))
 
 
 @dataclass

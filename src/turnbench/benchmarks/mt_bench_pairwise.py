@@ -156,11 +156,11 @@ class MTBenchPairwise:
             turn=game.turn,
             prompt_name=name,
             messages=messages,
-            params=settings.judge_params(),
+            params=settings.judge_params("verdict"),
             parser=self.parser_name,
             max_reasks=settings.max_reasks,
             followup=self.verdict_followup(),
-            reask_params=settings.reask_params(),
+            reask_params=settings.reask_params("verdict"),
             meta={
                 "category": game.question.category,
                 "pair": [game.model_1, game.model_2],
