@@ -195,6 +195,14 @@ def test_describe_exit(returncode, expected):
     assert describe_exit(returncode) == expected
 
 
+def test_an_unexplained_exit_does_not_blame_the_cpu():
+    message = crash_message("local/smollm2", 1, last_output="Traceback ... KeyError")
+    assert "exit status 1" in message and "stopped unexpectedly" in message
+    assert "tuned to a specific CPU" not in message
+    assert "Last output of the engine: Traceback ... KeyError" in message
+    assert "CMAKE_ARGS=" in message  # the rebuild command is still given
+
+
 def test_an_out_of_memory_kill_names_memory_first():
     message = crash_message("local/big.gguf", -signal.SIGKILL, python="/usr/bin/python3")
     assert "likely cause is memory" in message

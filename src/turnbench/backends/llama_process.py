@@ -45,6 +45,10 @@ _SIGNAL_CAUSES = {
 }
 
 
+# signals by which native code dies of a bad instruction or memory access
+_NATIVE_FAULTS = {signal.SIGSEGV, signal.SIGILL, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT}
+
+
 class WorkerRequestError(Exception):
     """The worker refused one request (e.g. the prompt exceeds the context window)."""
 
@@ -85,11 +89,16 @@ def crash_message(
             "smaller model). If memory was not short, the llama-cpp-python build may not suit "
             "this CPU"
         )
-    else:
+    elif returncode is not None and -returncode in _NATIVE_FAULTS:
         cause = (
             "The likely cause is a llama-cpp-python build tuned to a specific CPU (compiled "
             "with native flags such as AVX-512 or AMX, on this machine or on another one whose "
             "wheel pip reused from its cache)"
+        )
+    else:
+        cause = (
+            "It stopped unexpectedly (see its last output, if any). If this happens again, "
+            "the llama-cpp-python build may not suit this CPU"
         )
     if problems:
         cause += "; this build has " + "; ".join(problems)

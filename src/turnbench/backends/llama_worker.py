@@ -135,6 +135,9 @@ def main(argv: list[str]) -> int:
             )
         except ValueError as error:  # e.g. the prompt does not fit the context window
             channel.send({"op": "result", "id": ident, "ok": False, "error": str(error)})
+        except Exception as error:  # a Python-level failure fails this request, not the run
+            message = f"internal error: {type(error).__name__}: {error}"
+            channel.send({"op": "result", "id": ident, "ok": False, "error": message})
         else:
             channel.send(
                 {"op": "result", "id": ident, "ok": True, "generation": generation.to_json()}

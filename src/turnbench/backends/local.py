@@ -15,6 +15,7 @@ import asyncio
 import importlib.util
 import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,13 @@ class LocalLlamaBackend:
     worker_module = WORKER_MODULE  # tests substitute a fake worker speaking the same protocol
 
     def __init__(
-        self, spec: str, name: str, *, n_ctx: int = 8192, seed: int = 0, warn=warn_once
+        self,
+        spec: str,
+        name: str,
+        *,
+        n_ctx: int = 8192,
+        seed: int = 0,
+        warn: Callable[[str], None] = warn_once,
     ) -> None:
         self.spec = spec
         self.stats = BackendStats()
