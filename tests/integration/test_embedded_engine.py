@@ -93,6 +93,39 @@ def test_grammar_replies_are_always_valid_and_logprobs_are_sane():
     assert "".join(t.token for t in plain.logprobs) == plain.text
 
 
+def test_cancelling_a_constrained_generation_frees_the_engine_at_once():
+    """Cancellation under a grammar ends the generation at the next token (the old trick,
+    forcing end-of-text, would be refused by an unfinished grammar and abort llama.cpp)."""
+
+    async def scenario():
+        backend = LocalLlamaBackend("local/smollm2", "smollm2")
+        try:
+            story = [{"role": "user", "content": "Write a very long story about the sea."}]
+            long = RequestParams(
+                temperature=0.0,
+                max_tokens=4000,
+                constraint=RATING.model_copy(update={"max_explanation_chars": 20000}),
+            )
+            task = asyncio.create_task(backend.complete(story, long))
+            await asyncio.sleep(1.0)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            waited = loop.time() - started
+            after = await backend.complete(
+                JUDGE_PROMPT, RequestParams(temperature=0.0, max_tokens=24, constraint=RATING)
+            )
+        finally:
+            await backend.aclose()
+        return waited, after
+
+    waited, after = asyncio.run(scenario())
+    assert waited < 5.0  # 4000 tokens would take about a minute
+    assert parse_rating_strict(after.text).ok
+
+
 def test_a_native_crash_stops_the_run_clearly_and_the_next_run_resumes(data_dir, tmp_path):
     out = tmp_path / "run"
     args = [
