@@ -13,7 +13,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# llama-cpp-python first, from source with portable flags (never -march=native), checked;
+# then turnbench, which finds it already installed. See docs/embedded-model.md.
+$(VENV)/.installed: pyproject.toml scripts/install-llama-cpp.sh src/turnbench/backends/llama_build.py | $(BIN)/python
+	bash scripts/install-llama-cpp.sh $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[local,test]'
 	touch $@
 
@@ -21,6 +24,7 @@ demo: $(VENV)/.installed
 	$(BIN)/turnbench run
 
 test: $(VENV)/.installed
+	$(BIN)/python src/turnbench/backends/llama_build.py check
 	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q

@@ -48,6 +48,18 @@ class PreflightError(UserError):
     exit_code = 4
 
 
+class EngineCrashedError(FatalBackendError):
+    """The embedded model's engine (llama.cpp, in its worker process) died.
+
+    A segmentation fault, an illegal instruction or the out-of-memory killer: retrying would
+    crash again, so the run stops with the cause and the command that rebuilds llama.cpp.
+    Exit status 6: distinct from a refused key (3), an unreachable endpoint (4) and a failed
+    audit threshold (5), so a script can tell a broken local build from a broken server.
+    """
+
+    exit_code = 6
+
+
 class RequestFailedError(Exception):
     """One request failed after its retry budget; the work item is recorded as failed."""
 

