@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from turnbench.errors import ConfigDriftError, UserError
+from turnbench.errors import ConfigDriftError, RunDirectoryError, UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.types import SamplingConfig
 
@@ -118,7 +118,7 @@ def load_config(raw: dict[str, Any], schema_version: int, source: str = "") -> R
         )
         problem = f"invalid: {fields}"
     where = f"{source}: " if source else ""
-    raise UserError(
+    raise RunDirectoryError(
         f"{where}the run's config record cannot be read ({problem}; log schema version "
         f"{schema_version}); the settings this run was made with are unknown, so it is not "
         "resumed. Repair that record or start a new run in another directory."

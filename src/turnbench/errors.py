@@ -22,12 +22,32 @@ class DataMissingError(UserError):
     """Benchmark data could not be found locally nor downloaded."""
 
 
-class RunLockedError(UserError):
+class RunDirectoryError(UserError):
+    """The run directory cannot be used safely: a link or a non-regular file where the log or
+    the lock belongs, a log whose settings cannot be read, a write the disk refused.
+
+    Exit status 7: the environment (not a flag) is at fault, and a script that retries on
+    other errors should not retry this one.
+    """
+
+    exit_code = 7
+
+
+class RunLockedError(RunDirectoryError):
     """Another process holds the run directory."""
 
 
 class ConfigDriftError(UserError):
     """The run directory was started with settings that would make its records invalid."""
+
+
+class RequestFieldConflictError(UserError):
+    """`--model-extra` / `--judge-extra` tried to set a field the benchmark controls.
+
+    Exit status 8, its own: the request would not be the benchmark's, so nothing is sent.
+    """
+
+    exit_code = 8
 
 
 class FatalBackendError(UserError):

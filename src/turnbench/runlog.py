@@ -28,7 +28,7 @@ from typing import Annotated, Protocol
 from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from turnbench.errors import RunLockedError, UserError
+from turnbench.errors import RunDirectoryError, RunLockedError
 from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
@@ -118,19 +118,19 @@ def _what_it_is(mode: int) -> str:
     return "not a regular file"
 
 
-def _link_error(path: Path) -> UserError:
-    return UserError(
+def _link_error(path: Path) -> RunDirectoryError:
+    return RunDirectoryError(
         f"{path} is a symbolic link; turnbench does not follow links inside a run directory "
         "(a resume would write to the file it points to). Remove the link or use another "
         "run directory."
     )
 
 
-def _os_error(path: Path, action: str, error: OSError) -> UserError:
+def _os_error(path: Path, action: str, error: OSError) -> RunDirectoryError:
     reason = error.strerror or str(error)
     if error.errno == errno.ENOSPC:
         reason += " (the disk is full)"
-    return UserError(f"cannot {action} {path}: {reason}")
+    return RunDirectoryError(f"cannot {action} {path}: {reason}")
 
 
 def _open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | None:
@@ -161,16 +161,18 @@ def _open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | 
         if error.errno in _LINK_ERRNOS or os.path.islink(path):
             raise _link_error(path) from None
         if error.errno == errno.EISDIR:
-            raise UserError(f"{path} is a directory; turnbench expected a file there") from None
+            raise RunDirectoryError(
+                f"{path} is a directory; turnbench expected a file there"
+            ) from None
         raise _os_error(path, "open", error) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UserError(
+            raise RunDirectoryError(
                 f"{path} is {_what_it_is(info.st_mode)}; turnbench expected a regular file there"
             )
         if info.st_nlink > 1:
-            raise UserError(
+            raise RunDirectoryError(
                 f"{path} has {info.st_nlink} hard links; turnbench writes only to a file with a "
                 "single name (copy it to break the link)"
             )
@@ -263,13 +265,13 @@ def _claims_config(raw: bytes) -> bool:
     return bool(_CLAIMS_CONFIG.search(raw))
 
 
-def _identity_error(path: Path, number: int, raw: bytes) -> UserError:
+def _identity_error(path: Path, number: int, raw: bytes) -> RunDirectoryError:
     why = (
         "it starts with a UTF-8 byte order mark (was the file saved by an editor?)"
         if number == 1 and raw.startswith(_BOM)
         else "the line is not a valid config record"
     )
-    return UserError(
+    return RunDirectoryError(
         f"{path}:{number}: the run's config record cannot be read: {why}. The settings the "
         "records of this run were made with are unknown, so it is not resumed or reported. "
         "Repair that line or start a new run in another directory."
@@ -350,7 +352,7 @@ class _Scanner:
         if isinstance(record, ConfigRecord):
             self.seen_config = True
         elif not self.seen_config and self.identity:
-            raise UserError(
+            raise RunDirectoryError(
                 f"{self.path}:{self.number}: this {record.kind} record comes before any config "
                 "record; the settings it was made with are unknown, so this run is not resumed "
                 "or reported."
@@ -375,7 +377,7 @@ def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord],
     """All readable records, and the byte offset of a torn last line (None if intact).
 
     A missing log has no records. A link, a non-regular file or an unreadable config record
-    raises UserError; an unreadable record that is not the run's config is skipped with a
+    raises RunDirectoryError; an unreadable record that is not the run's config is skipped with a
     warning (its work is redone); a torn last line is reported through its offset. This
     holds every record, prompts included: readers of large logs use `scan_records`.
     """
@@ -403,11 +405,11 @@ class RunLog:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise UserError(
+            raise RunDirectoryError(
                 f"cannot create run directory {self.directory}: {error.strerror}"
             ) from None
         if not self.directory.is_dir():
-            raise UserError(f"{self.directory} exists and is not a directory")
+            raise RunDirectoryError(f"{self.directory} exists and is not a directory")
         self._acquire_lock()
         try:
             self._open_log()
@@ -488,13 +490,13 @@ class RunLog:
     # -- writing ---------------------------------------------------------------------------
     def append(self, record: LogRecord) -> None:
         """Append one record as one line. If the write fails (disk full, quota, I/O error) the
-        part already written is cut off again, the failure is raised as UserError, and every
+        part already written is cut off again, the failure is raised as RunDirectoryError, and every
         later append is refused: the log keeps only whole lines, so nothing logged is lost and
         the next record can never be glued onto half a line."""
         if self._fd is None:
             raise RuntimeError("run log is not open")
         if self._write_failed is not None:
-            raise UserError(self._write_failed)
+            raise RunDirectoryError(self._write_failed)
         line = serialize(record)
         view = memoryview(line)
         start = self._size  # we are the only writer (we hold the lock)
@@ -504,7 +506,7 @@ class RunLog:
                 view = view[written:]
         except OSError as error:
             self._write_failed = self._after_failed_write(start, error)
-            raise UserError(self._write_failed) from None
+            raise RunDirectoryError(self._write_failed) from None
         except BaseException:
             self._write_failed = f"an earlier write to {self.path} was interrupted"
             with contextlib.suppress(OSError):

@@ -145,9 +145,12 @@ def is_judge(request: dict[str, Any]) -> bool:
     return request["model"] != MODEL
 
 
-def assert_clean_error(done: subprocess.CompletedProcess[str], *expected: str) -> None:
-    """One clear user error: exit 2, `error:` on stderr with the expected text, no traceback."""
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+def assert_clean_error(
+    done: subprocess.CompletedProcess[str], *expected: str, code: int = 2
+) -> None:
+    """One clear error: exit `code` (2 for a usage or input error, 7 for a refused run
+    directory), `error:` on stderr with the expected text, no traceback."""
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     assert done.stderr.startswith("error: "), done.stderr
     for text in expected:

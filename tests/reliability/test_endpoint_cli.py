@@ -49,7 +49,7 @@ def test_extra_fields_may_not_override_what_the_benchmark_controls(env, tmp_path
     out = tmp_path / "run"
     extra = json.dumps({"seed": 1, "stream": True, "tools": []})
     done = run_cli(run_args("http://127.0.0.1:9/v1", out, "--judge-extra", extra), env)
-    assert done.returncode == 2 and "--judge-extra may not set stream, tools" in done.stderr
+    assert done.returncode == 8 and "--judge-extra may not set stream, tools" in done.stderr
     assert not out.exists()
 
 

@@ -342,14 +342,14 @@ def test_cli_refuses_a_planted_run_file_with_one_message(
     with FakeServer() as server:
         done = invoke(run_args(server.base_url, run), env, capsys, monkeypatch)
         assert server.requests == []
-    assert_clean_error(done, EXPECTED[planted])
+    assert_clean_error(done, EXPECTED[planted], code=7)
     assert victim.read_bytes() == VICTIM
 
 
 def test_cli_disk_full_during_a_run_stops_with_one_message_and_resumes(
     env, tmp_path, capsys, monkeypatch, reference
 ):
-    """The disk fills up while judgments are logged: exit 2 with one message, every logged
+    """The disk fills up while judgments are logged: exit 7 with one message, every logged
     line parses, and the same command later finishes with the reference scores."""
     out = tmp_path / "run"
     real_write = os.write
@@ -367,7 +367,9 @@ def test_cli_disk_full_during_a_run_stops_with_one_message_and_resumes(
         monkeypatch.setattr(runlog.os, "write", full_after_three_judgments)
         full = invoke(run_args(server.base_url, out), env, capsys, monkeypatch)
         monkeypatch.setattr(runlog.os, "write", real_write)
-        assert_clean_error(full, f"cannot append to {out / LOG_NAME}", "No space left on device")
+        assert_clean_error(
+            full, f"cannot append to {out / LOG_NAME}", "No space left on device", code=7
+        )
         logged = read_log(out)  # every line whole, the file ends with a newline
         assert sum(r["kind"] == "judgment" for r in logged) == 3
         again = invoke(run_args(server.base_url, out), env, capsys, monkeypatch)

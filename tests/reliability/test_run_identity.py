@@ -142,7 +142,7 @@ def test_cli_refuses_to_resume_a_run_whose_config_cannot_be_read(
             run_args(server.base_url, out, "--temperature", "0.9"), env, capsys, monkeypatch
         )
         assert server.requests == []
-    assert_clean_error(done, f"{log}{DAMAGES[damage]}")
+    assert_clean_error(done, f"{log}{DAMAGES[damage]}", code=7)
     # nothing rewritten: neither the log nor results.json claims the new temperature
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != ".lock"} == {
         name: data for name, data in before.items() if name != ".lock"

@@ -48,7 +48,7 @@ def test_second_process_on_the_same_run_directory_refuses(env, tmp_path, referen
             stdout, stderr = first.communicate(timeout=120)
         counts = body_counts(server.requests)
 
-        assert_clean_error(second, f"{out} is in use by another turnbench process")
+        assert_clean_error(second, f"{out} is in use by another turnbench process", code=7)
         assert f"pid {first.pid}" in second.stderr
         assert first.returncode == 0, stdout + stderr
         # the first run's log is whole and holds each piece of work once

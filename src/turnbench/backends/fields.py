@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnbench.errors import UserError
+from turnbench.errors import RequestFieldConflictError
 
 # What the benchmark itself decides: the conversation, the model, one plain reply.
 RESERVED_FIELDS = frozenset(
@@ -23,10 +23,10 @@ RESERVED_FIELDS = frozenset(
 
 
 def check_extra_fields(extra: dict[str, Any], flag: str) -> dict[str, Any]:
-    """Return `extra` unchanged, or raise one UserError listing every reserved key in it."""
+    """Return `extra` unchanged, or refuse it, listing every reserved key in it (exit 8)."""
     offending = sorted(key for key in extra if key in RESERVED_FIELDS)
     if offending:
-        raise UserError(
+        raise RequestFieldConflictError(
             f"{flag} may not set {', '.join(offending)}: the benchmark controls "
             f"{'that field' if len(offending) == 1 else 'those fields'} "
             f"(not allowed: {', '.join(sorted(RESERVED_FIELDS))})"
