@@ -22,13 +22,17 @@ from pathlib import Path
 
 from turnbench.backends.openai_compat import OpenAICompatBackend
 from turnbench.backends.retry import RetryPolicy
-from turnbench.judging.reask import followup
+from turnbench.benchmarks.base import JudgeTask, Sample, Turn
+from turnbench.judging.formats import standard_format
+from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.keys import judgment_key
+from turnbench.logindex import JudgmentDone
 from turnbench.runlog import RunLog
 from turnbench.runner import RunContext, execute
 from turnbench.testing.fake_server import spawn
-from turnbench.types import RequestParams
+from turnbench.types import SamplingConfig
 
-PARAMS = RequestParams(temperature=0.0, max_tokens=2048, n=1)
+SAMPLING = SamplingConfig(temperature=0.0, max_tokens=2048)
 SYSTEM = "You are a helpful assistant."
 TEMPLATE = (
     "[Instruction]\nPlease act as an impartial judge and evaluate the response. After your "
@@ -70,32 +74,31 @@ async def through_runner(base_url: str, count: int, concurrency: int, run_dir: P
         api_key=None,
         concurrency=concurrency,
         policy=RetryPolicy(),
+        role="judge",
     )
-    rating = followup("rating")
+    judge = Judge(JudgeSettings(spec="openai/judge", sampling=SAMPLING, max_reasks=2), backend)
+    rating = standard_format("rating", "rating-strict")
     with RunLog(run_dir) as log:
-        ctx = RunContext(log, model_backend=None, judge_backend=backend)
+        ctx = RunContext(log, model_backend=None)
 
         def job(index: int):
             async def run() -> None:
+                sample = Sample(id=index, group=None, turns=(Turn(user=f"Question {index}?"),))
                 await ctx.judgment(
-                    key=f"judgment|judge|m|{index}|1",
-                    judge="openai/judge",
+                    judge,
+                    JudgeTask(prompt_name="bench", messages=messages(index)),
+                    rating,
+                    key=judgment_key(judge.id, "m", index, 1),
                     model="m",
-                    sample_id=index,
+                    sample=sample,
                     turn=1,
-                    prompt_name="bench",
-                    messages=messages(index),
-                    params=PARAMS,
-                    parser="rating-strict",
-                    max_reasks=2,
-                    followup=rating,
                 )
 
             return run
 
         outcome = await execute([job(i) for i in range(count)], ctx)
-        assert outcome.status == "finished"
-        judged = sum(1 for r in log.records if getattr(r, "kind", "") == "judgment")
+        assert outcome.status == "finished", outcome.message
+        judged = sum(isinstance(done, JudgmentDone) for done in log.index.done.values())
         assert judged == count, judged
     await backend.aclose()
 

@@ -309,12 +309,16 @@ class Session:
         config = prepared.config
         endpoints = config.endpoints
         lines = []
+
+        def where(url: str | None) -> str:
+            return f"at {url}" if url else "(in process)"
+
         if config.model is not None:
-            lines.append(f"model {config.model} at {endpoints.get('model') or 'in process'}")
+            lines.append(f"model {config.model} {where(endpoints.get('model'))}")
         judges = endpoints.get("judge")
         judge_urls = judges if isinstance(judges, list) else [judges]
         for judge, url in zip(prepared.judges, judge_urls, strict=False):
-            lines.append(f"judge {judge.spec} at {url or 'in process'}")
+            lines.append(f"judge {judge.spec} {where(url)}")
         return "; ".join(lines)
 
     def estimate(self) -> tuple[Prepared, Estimate]:

@@ -80,11 +80,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("out", Path | None, None, _opt("--out", "-o", help="Run directory (created; re-running "
          "the same command resumes it).")),
     Flag("limit", int | None, None, _opt("--limit", min=1, help="Smoke run: the first N samples "
-         "of every category (MT-Bench) or task (MT-Bench-101).")),
+         "of every category (MT-Bench) or task (MT-Bench-101, StructFlowBench).")),
     Flag("concurrency", str, "8", _opt("--concurrency", "-c", help="Requests in flight per "
-         "endpoint.")),
+         "endpoint: a number, or auto (adapts to 429/503, timeouts and rate-limit headers).")),
     Flag("judge_concurrency", str | None, None, _opt("--judge-concurrency", help="Judge "
-         "requests in flight (default: --concurrency)."), frozenset({RUN})),
+         "requests in flight, a number or auto (default: --concurrency)."), frozenset({RUN})),
     Flag("data_dir", Path | None, None, _opt("--data-dir", help="Folder with the benchmark data "
          "files (else $TURNBENCH_DATA_DIR, then the user cache).")),
     Flag("parser", Literal["strict", "compat"], "strict", _opt("--parser", help="strict: "

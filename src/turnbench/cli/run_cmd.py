@@ -25,7 +25,12 @@ from turnbench.session import Session
 from turnbench.terminal import console, shown
 
 EMBEDDED = "local/smollm2"
-DEMO_LIMIT, DEMO_TOKENS, DEMO_REASKS, DEMO_REASK_TOKENS = 1, 256, 1, 32
+# The demo's caps keep it within 3 minutes on 2 cores with the portable llama.cpp build in
+# its worker process (measured 3:11 with 256-token answers on an idle AMD EPYC, 2:30 with
+# 160: see README). Judge replies stay at 256: under the rating grammar they end after
+# 50-110 tokens anyway.
+DEMO_LIMIT, DEMO_REASKS, DEMO_REASK_TOKENS = 1, 1, 32
+DEMO_ANSWER_TOKENS, DEMO_JUDGE_TOKENS = 160, 256
 OPTION_FIELDS = {flag.name for flag in FLAGS if not flag.cli_only}
 
 
@@ -122,15 +127,17 @@ def run(ctx: typer.Context, params: dict[str, Any]) -> None:
         params["judge"] = params.get("judge") or [EMBEDDED]
         params["out"] = params.get("out") or demo_out_dir()
         params["limit"] = params.get("limit") or DEMO_LIMIT
-        params["max_new_tokens"] = min(params.get("max_new_tokens") or DEMO_TOKENS, DEMO_TOKENS)
-        params["judge_max_tokens"] = min(params["judge_max_tokens"], DEMO_TOKENS)
+        answer_cap = params.get("max_new_tokens") or DEMO_ANSWER_TOKENS
+        params["max_new_tokens"] = min(answer_cap, DEMO_ANSWER_TOKENS)
+        params["judge_max_tokens"] = min(params["judge_max_tokens"], DEMO_JUDGE_TOKENS)
         reasks = params.get("max_reasks")
         params["max_reasks"] = DEMO_REASKS if reasks is None else min(reasks, DEMO_REASKS)
         params["reask_max_tokens"] = params.get("reask_max_tokens") or DEMO_REASK_TOKENS
         _console().print(
             f"[bold]turnbench demo[/bold]: {EMBEDDED} answers one MT-Bench question per "
-            f"category and judges itself (answers and judgments capped at {DEMO_TOKENS} "
-            f"tokens, at most {DEMO_REASKS} re-ask of {params['reask_max_tokens']} tokens). "
+            f"category and judges itself (answers capped at {params['max_new_tokens']} "
+            f"tokens, judgments at {params['judge_max_tokens']}, at most {DEMO_REASKS} "
+            f"re-ask of {params['reask_max_tokens']} tokens). "
             f"Run directory: {shown(params['out'])}",
             markup=True,
         )
