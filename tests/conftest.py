@@ -97,3 +97,20 @@ def every_results_json_matches_the_schema(request: pytest.FixtureRequest) -> Ite
     for path in folder.rglob("results.json"):
         errors = sorted(validator.iter_errors(json.loads(path.read_text("utf-8"))), key=str)
         assert not errors, f"{path} does not match the results schema: {errors[0].message}"
+
+
+def assert_log_keys(log: Path) -> None:
+    """Every record of a log has a `kind` and a non-empty `key`, and no two records of one
+    kind share a key (the interface issue 9 promises for a fresh run)."""
+    import json
+    from collections import Counter
+
+    seen: Counter[tuple[str, str]] = Counter()
+    for number, line in enumerate(log.read_text("utf-8").splitlines(), 1):
+        record = json.loads(line)
+        assert isinstance(record.get("kind"), str), (number, record)
+        key = record.get("key")
+        assert isinstance(key, str) and key, (number, record.get("kind"))
+        seen[(record["kind"], key)] += 1
+    repeated = [pair for pair, count in seen.items() if count > 1]
+    assert not repeated, repeated

@@ -57,6 +57,7 @@ from turnbench.batch.base import (
     batch_custom_id,
 )
 from turnbench.errors import FatalBackendError, RequestFailedError
+from turnbench.keys import batch_event_key
 from turnbench.runlog import RunLog
 from turnbench.runner import Progress
 from turnbench.types import BatchRecord, Completion, Message, RequestParams
@@ -363,6 +364,7 @@ class BatchQueue:
     # -- records and progress ---------------------------------------------------------------
     def _record(self, event: str, name: str, **fields: object) -> BatchRecord:
         return BatchRecord(
+            key=batch_event_key(name, event),
             event=event,  # type: ignore[arg-type]
             submission=name,
             role=self.role,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from turnbench import __version__
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
 from turnbench.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.data import DataLocator
@@ -27,9 +26,9 @@ from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.keys import answer_key, game_key, judgment_key
 from turnbench.results import build_results, timing, write_results
-from turnbench.runlog import RunLog
+from turnbench.runlog import RunLog, config_record
 from turnbench.runner import RunContext
-from turnbench.types import ConfigRecord, JudgmentRecord, Message, Order, SamplingConfig
+from turnbench.types import JudgmentRecord, Message, Order, SamplingConfig
 
 Judging = Literal["single", "pairwise", "pairwise-all"]
 
@@ -195,14 +194,7 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
                 config,
                 allow_new_judge=False,
             )
-        log.append(
-            ConfigRecord(
-                ts=round(started, 3),
-                turnbench_version=__version__,
-                schema_version=LOG_SCHEMA_VERSION,
-                config=config.model_dump(mode="json"),
-            )
-        )
+        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
         context = RunContext(log, model_backend=None, strip_think=False)
         for answer_set in imported.answer_sets:
             for sample in imported.benchmark.all_samples():

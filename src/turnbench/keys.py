@@ -43,6 +43,17 @@ def answer_key(model: str, sample_id: SampleId, turn: int) -> str:
     return _key("answer", model, sample_id, turn)
 
 
+def config_key(started: float, invocation: str) -> str:
+    """One invocation's config record: when it started and a random id (two invocations can
+    start in the same millisecond)."""
+    return _key("config", started, invocation)
+
+
+def batch_event_key(submission: str, event: str) -> str:
+    """One step (creating, created, ended) of one provider batch submission."""
+    return _key("batch", submission, event)
+
+
 def judgment_key(
     judge: str,
     model: str,

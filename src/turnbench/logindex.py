@@ -316,11 +316,15 @@ class RoleProvenance:
     params: Distinct = field(default_factory=Distinct)
     reported_model: Distinct = field(default_factory=Distinct)
     system_fingerprint: Distinct = field(default_factory=Distinct)
+    served: dict[str, int] = field(default_factory=dict)  # endpoint -> replies it gave
 
     def add(self, record: AnswerRecord | JudgmentRecord) -> None:
         self.params.add(record.params)
         self.reported_model.add(record.reported_model)
         self.system_fingerprint.add(record.system_fingerprint)
+        served = self.served
+        for endpoint in record.endpoints:
+            served[endpoint] = served.get(endpoint, 0) + 1
 
 
 @dataclass
@@ -450,6 +454,8 @@ class LogIndex:
             if found is not None:
                 for name in PROVENANCE_FIELDS:
                     getattr(merged, name).merge(getattr(found, name))
+                for endpoint, count in found.served.items():
+                    merged.served[endpoint] = merged.served.get(endpoint, 0) + count
         return merged
 
     def last_ts(self) -> float | None:

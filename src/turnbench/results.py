@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
@@ -165,6 +165,10 @@ class Provenance(BaseModel):
     model_system_fingerprints: list[Any]
     judge_reported: list[Any]
     judge_system_fingerprints: list[Any]
+    #: replies each endpoint (redacted URL) gave, over every invocation of the run: answers
+    #: under "model", judgments per judge under "judge" (re-asks count; in-process,
+    #: imported and batch work is not counted)
+    endpoint_requests: dict[str, Any] = Field(default_factory=dict)
 
 
 class BatchInfo(BaseModel):
@@ -409,6 +413,13 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "model_system_fingerprints": answers.system_fingerprint.values(),
         "judge_reported": judgments.reported_model.values(),
         "judge_system_fingerprints": judgments.system_fingerprint.values(),
+        "endpoint_requests": {
+            "model": dict(answers.served),
+            "judge": {
+                judge.id: dict(index.judges_provenance([judge.id]).served)
+                for judge in config.judges
+            },
+        },
     }
 
 

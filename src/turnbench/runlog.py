@@ -20,15 +20,17 @@ import errno
 import json
 import os
 import re
+import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
+from turnbench.keys import config_key
 from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
@@ -384,6 +386,20 @@ def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord],
     records: list[LogRecord] = []
     torn_at = scan_records(path, lambda record, _offset, _length: records.append(record), warn)
     return records, torn_at
+
+
+def config_record(started: float, config: dict[str, Any], schema_version: int) -> ConfigRecord:
+    """The record that opens an invocation: its start, the settings, a key of its own."""
+    from turnbench import __version__
+
+    started = round(started, 3)
+    return ConfigRecord(
+        key=config_key(started, secrets.token_hex(6)),
+        ts=started,
+        turnbench_version=__version__,
+        schema_version=schema_version,
+        config=config,
+    )
 
 
 class RunLog:

@@ -279,6 +279,7 @@ class RunContext:
             latency_s=completion.latency_s,
             batch_id=batch_id,
             batch_usage=completion.usage if batch_id else None,
+            endpoints=[completion.endpoint] if completion.endpoint else [],
         )
         self._commit(record)
         self.progress.advance("answers")
@@ -395,6 +396,7 @@ class RunContext:
             latency_s=round(outcome.latency_s, 4),
             batch_id=batched.batch_id if batched else None,
             batch_usage=batched.usage if batched else None,
+            endpoints=[c.endpoint for c in outcome.completions if c.endpoint],
             meta=kept,
         )
         self._commit(record)

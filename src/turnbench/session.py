@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from turnbench import __version__
 from turnbench.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
@@ -32,10 +31,10 @@ from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
 from turnbench.prices import PriceTable, load_prices
 from turnbench.results import build_results, timing, write_results
-from turnbench.runlog import RunLog
+from turnbench.runlog import RunLog, config_record
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
-from turnbench.types import ConfigRecord, SamplingConfig
+from turnbench.types import SamplingConfig
 
 if TYPE_CHECKING:
     from turnbench.batching import BatchQueue
@@ -529,14 +528,7 @@ class Session:
             last = previous[-1]
             old = load_config(last.config, last.schema_version, str(log.path))
             check_resume(old, config, allow_new_judge=self.options.allow_new_judge)
-        log.append(
-            ConfigRecord(
-                ts=round(started, 3),
-                turnbench_version=__version__,
-                schema_version=LOG_SCHEMA_VERSION,
-                config=config.model_dump(mode="json"),
-            )
-        )
+        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
 
     @staticmethod
     def exit_code(results: dict[str, Any], outcome: RunOutcome) -> int:

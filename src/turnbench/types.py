@@ -119,6 +119,7 @@ class Completion(BaseModel):
     attempts: int = 1
     latency_s: float = 0.0
     logprobs: list[TokenLogprob] | None = None  # when requested and the server returned them
+    endpoint: str | None = None  # the endpoint that answered (redacted URL); None in process
 
 
 def _now() -> float:
@@ -134,6 +135,7 @@ class ConfigRecord(BaseModel):
     """
 
     kind: Literal["config"] = "config"
+    key: str = ""  # keys.config_key: unique per invocation ("" in logs written before keys)
     ts: float = Field(default_factory=_now)
     turnbench_version: str
     schema_version: int = 1
@@ -162,6 +164,9 @@ class AnswerRecord(BaseModel):
     latency_s: float = 0.0
     batch_id: str | None = None  # sent through this provider batch (not live)
     batch_usage: Usage | None = None  # the part of `usage` paid at batch prices
+    # the endpoint (redacted URL) that answered, so provenance can count what each replica
+    # served; empty in process and for imported answers
+    endpoints: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
 
@@ -213,6 +218,7 @@ class JudgmentRecord(BaseModel):
     latency_s: float = 0.0
     batch_id: str | None = None  # its first request went through this provider batch
     batch_usage: Usage | None = None  # the part of `usage` paid at batch prices
+    endpoints: list[str] = Field(default_factory=list)  # the endpoint of each live reply
     meta: dict[str, Any] = Field(default_factory=dict)
     #: "judged" here, or "imported" from another tool's finished evaluation
     origin: Literal["judged", "imported"] = "judged"
@@ -281,6 +287,7 @@ class BatchRecord(BaseModel):
     """
 
     kind: Literal["batch"] = "batch"
+    key: str = ""  # keys.batch_event_key(submission, event) ("" in logs written before keys)
     event: Literal["creating", "created", "ended"]
     submission: str
     role: str  # "model" (answers) or the judge's id

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import assert_log_keys, run_cli
 from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 
@@ -96,6 +96,10 @@ def test_rerun_resumes_without_new_requests(fake_server, env, tmp_path):
     assert len(fake_server.requests) == sent
     after = json.loads((out / "results.json").read_text())
     assert after["overall"] == before["overall"] and after["counts"] == before["counts"]
+    # two invocations: two config records, each with its own key, like every other record
+    assert_log_keys(out / "log.jsonl")
+    kinds = [json.loads(line)["kind"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert kinds.count("config") == 2
 
 
 def test_kill_and_resume_never_repeats_finished_work(env, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import assert_log_keys, run_cli
 from tests.reliability.helpers import start_cli, wait_until
 from turnbench.batch import batch_custom_id
 from turnbench.keys import answer_key, judgment_key
@@ -127,6 +127,7 @@ def test_judge_batch_killed_after_creation_resumes_by_polling_the_same_batch(
     assert {r["batch_id"] for r in judgments} == {"batch_0001"}
     assert all(r["batch_usage"] == r["usage"] for r in judgments)
     assert batch_events(out) == ["creating", "created", "ended"]
+    assert_log_keys(out / "log.jsonl")  # batch steps and both config records carry keys
     created = next(r for r in records if r.get("event") == "creating")
     assert created["batch"]["input_file_id"] and created["batch"]["token"]
     summary = results(out)

@@ -82,6 +82,13 @@ def test_judge_replicas_share_the_work_and_urls_are_recorded_redacted(env, tmp_p
     assert sum(served) == PLANNED_JUDGMENTS and min(served) >= 4, served
     config = of_kind(read_log(out), "config")[-1]["config"]
     assert config["endpoints"]["judge"] == f"{j1.base_url}?token=***, {j2.base_url}"
+    # provenance says how many replies each replica gave (every judgment here is one reply)
+    counted = results(out)["provenance"]["endpoint_requests"]
+    assert counted["judge"][JUDGE_SPEC] == {
+        f"{j1.base_url}?token=***": served[0],
+        j2.base_url: served[1],
+    }
+    assert counted["model"] == {model.base_url: PLANNED_ANSWERS}
     for path in out.rglob("*"):
         if path.is_file():
             assert b"REPLICA-SECRET-1" not in path.read_bytes(), path

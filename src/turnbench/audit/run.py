@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from turnbench import __version__
 from turnbench.audit.plan import (
     AuditPlan,
     PairProbe,
@@ -49,10 +48,10 @@ from turnbench.errors import ConfigDriftError, UserError
 from turnbench.judging.guard import guard_text, guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import JudgeOption
-from turnbench.runlog import RunLog
+from turnbench.runlog import RunLog, config_record
 from turnbench.runner import Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
-from turnbench.types import ConfigRecord, SamplingConfig
+from turnbench.types import SamplingConfig
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 DEFAULTS = {"questions": None, "repeats": 3, "judge_max_tokens": 2048, "max_reasks": None}
@@ -317,12 +316,7 @@ async def run_audit(
         with RunLog(options.out, warn=note) as log:
             _check_resume(log, prepared.config)
             log.append(
-                ConfigRecord(
-                    ts=round(started, 3),
-                    turnbench_version=__version__,
-                    schema_version=LOG_SCHEMA_VERSION,
-                    config=prepared.config.model_dump(mode="json"),
-                )
+                config_record(started, prepared.config.model_dump(mode="json"), LOG_SCHEMA_VERSION)
             )
             progress = progress_factory({"judgments": backend}) if progress_factory else Progress()
             ctx = RunContext(log, model_backend=None, progress=progress)

@@ -266,6 +266,7 @@ class AnthropicBackend:
         completion.attempts = attempts
         completion.sent_params = dict(sent)
         completion.latency_s = round(time.monotonic() - started, 4)
+        completion.endpoint = self.endpoint or None
         self.stats.add_usage(completion.usage)
         return completion
 

@@ -290,6 +290,7 @@ class OpenAICompatBackend:
                 endpoint.failures += 1
                 raise
             state.congested = 0
+            completion.endpoint = endpoint.shown
             self.pool.succeeded(endpoint, time.monotonic() - now)
             if self.adaptive:
                 self._read_rate_limit(endpoint, reply)

@@ -160,6 +160,7 @@ def parse_completion(body: bytes, redact: Redactor) -> Completion:
         attempts=1,
         latency_s=0.0,
         logprobs=parse_logprobs(choice.get("logprobs")),
+        endpoint=None,
     )
 
 
