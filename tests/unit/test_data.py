@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from turnbench.benchmarks.mt_bench_101.extract import (
+    extract_mtbench101_judge_texts,
+    render_judge_texts_json,
+)
 from turnbench.data import DataLocator, load_sources
 from turnbench.errors import DataMissingError, UserError
-from turnbench.extract import extract_mtbench101_judge_texts, render_judge_texts_json
 from turnbench.testing.fake_server import FakeServer
 
 PINNED_JUDGE_TEXTS_SHA = "73164304908cde34774db1c64ff8206ccf046eafd8162d626c8f1488167214ed"

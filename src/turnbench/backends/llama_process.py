@@ -35,18 +35,27 @@ WORKER_MODULE = "turnbench.backends.llama_worker"
 START_TIMEOUT_S = 120.0  # importing llama_cpp from a cold disk
 STOP_TIMEOUT_S = 10.0
 
+# Looked up by name: Windows has no SIGBUS or SIGKILL, and this module must import there.
 _SIGNAL_CAUSES = {
-    signal.SIGSEGV: "segmentation fault",
-    signal.SIGILL: "illegal instruction",
-    signal.SIGABRT: "aborted",
-    signal.SIGBUS: "bus error",
-    signal.SIGFPE: "floating-point exception",
-    signal.SIGKILL: "killed, usually by the out-of-memory killer",
+    number: cause
+    for name, cause in (
+        ("SIGSEGV", "segmentation fault"),
+        ("SIGILL", "illegal instruction"),
+        ("SIGABRT", "aborted"),
+        ("SIGBUS", "bus error"),
+        ("SIGFPE", "floating-point exception"),
+        ("SIGKILL", "killed, usually by the out-of-memory killer"),
+    )
+    if (number := getattr(signal, name, None)) is not None
 }
-
+_SIGKILL = getattr(signal, "SIGKILL", None)
 
 # signals by which native code dies of a bad instruction or memory access
-_NATIVE_FAULTS = {signal.SIGSEGV, signal.SIGILL, signal.SIGBUS, signal.SIGFPE, signal.SIGABRT}
+_NATIVE_FAULTS = {
+    number
+    for name in ("SIGSEGV", "SIGILL", "SIGBUS", "SIGFPE", "SIGABRT")
+    if (number := getattr(signal, name, None)) is not None
+}
 
 
 class WorkerRequestError(Exception):
@@ -83,7 +92,7 @@ def crash_message(
 ) -> str:
     """The one message a run ends with when the engine dies."""
     how = describe_exit(returncode)
-    if returncode == -signal.SIGKILL:
+    if _SIGKILL is not None and returncode == -_SIGKILL:
         cause = (
             "The likely cause is memory: the model and its context did not fit (try a "
             "smaller model). If memory was not short, the llama-cpp-python build may not suit "
