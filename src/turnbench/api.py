@@ -45,6 +45,12 @@ class _CallbackProgress(Progress):
 
 def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOptions:
     reference = benchmark
+    if isinstance(benchmark, Benchmark):
+        raise UserError(
+            f"benchmark= takes the Benchmark class, not an instance: pass "
+            f"benchmark={type(benchmark).__qualname__} (turnbench builds it with the run's "
+            "settings, and records where the class comes from so a resume finds it again)"
+        )
     if isinstance(benchmark, type):
         if not issubclass(benchmark, Benchmark):
             raise UserError(f"benchmark={benchmark!r} is not a turnbench Benchmark subclass")

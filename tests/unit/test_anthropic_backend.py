@@ -179,7 +179,7 @@ def backend(fake: FakeAnthropic, key: str = KEY, **kwargs) -> AnthropicBackend:
         "claude-test",
         api_key=key,
         base_url=fake.base_url,
-        concurrency=2,
+        concurrency=kwargs.pop("concurrency", 2),
         policy=kwargs.pop("policy", FAST),
         **kwargs,
     )
@@ -263,6 +263,58 @@ def test_retry_budget_ends_in_request_failed(fake):
     client, error = run(scenario())
     assert error.attempts == 3 and "529" in error.message
     assert client.stats.failures == 1
+
+
+def test_under_auto_concurrency_rate_limits_cost_time_not_attempts(fake):
+    """--concurrency auto: five 429/529 refusals in a row, with --max-attempts 3, still end in
+    an answer (the deadline bounds them instead); a 500 still counts."""
+    busy = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    slow = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}
+    fake.script += [Scripted(529, busy), Scripted(429, slow)] * 2 + [Scripted(529, busy)]
+    policy = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.02, request_timeout=10)
+
+    async def scenario():
+        client = backend(fake, policy=policy, concurrency="auto")
+        try:
+            completion = await client.complete([user("Q")], RequestParams(max_tokens=50))
+            limit_after = client.pool.endpoints[0].limit.current
+            return client, completion, limit_after
+        finally:
+            await client.aclose()
+
+    client, completion, limit_after = run(scenario())
+    assert completion.text and completion.attempts == 6 and fake.counts["messages"] == 6
+    assert client.adaptive and limit_after < 8  # the refusals lowered the limit
+
+    fake.script += [Scripted(500, busy) for _ in range(3)]
+
+    async def counted():
+        client = backend(fake, policy=policy, concurrency="auto")
+        try:
+            with pytest.raises(RequestFailedError) as caught:
+                await client.complete([user("Q")], RequestParams())
+            return caught.value
+        finally:
+            await client.aclose()
+
+    assert run(counted()).attempts == 3  # other failures still use up --max-attempts
+
+
+def test_fixed_concurrency_still_counts_rate_limits(fake):
+    busy = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    fake.script += [Scripted(529, busy) for _ in range(3)]
+    policy = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.02, request_timeout=10)
+
+    async def scenario():
+        client = backend(fake, policy=policy)
+        try:
+            with pytest.raises(RequestFailedError) as caught:
+                await client.complete([user("Q")], RequestParams())
+            return caught.value
+        finally:
+            await client.aclose()
+
+    assert run(scenario()).attempts == 3
 
 
 def test_wrong_key_is_fatal_at_once_and_never_shown(fake):

@@ -35,11 +35,18 @@ cache counts added back into `prompt_tokens` (Anthropic's `input_tokens` exclude
 
 from __future__ import annotations
 
-import asyncio
 import time
-from typing import Any
+from typing import Any, Literal
 
 from turnbench.backends.base import BackendStats
+from turnbench.backends.endpoints import (
+    AUTO_INITIAL,
+    AUTO_MAXIMUM,
+    AdaptiveLimit,
+    Endpoint,
+    EndpointPool,
+    FixedLimit,
+)
 from turnbench.backends.retry import RetryPolicy
 from turnbench.backends.sdk_calls import (
     GaveUp,
@@ -189,7 +196,12 @@ def _rejects_temperature(error: Exception, sdk: Any) -> bool:
 
 
 class AnthropicBackend:
-    """Bounded-concurrency Messages API client under the project's single retry layer."""
+    """Bounded-concurrency Messages API client under the project's single retry layer.
+
+    `concurrency="auto"` adapts the requests in flight like the OpenAI-compatible backend
+    (the same limit and endpoint pool): 429, 503 and 529 lower it and do not use up
+    `--max-attempts`; the deadline still bounds them.
+    """
 
     def __init__(
         self,
@@ -198,7 +210,7 @@ class AnthropicBackend:
         *,
         api_key: str | None,
         base_url: str,
-        concurrency: int,
+        concurrency: int | Literal["auto"],
         policy: RetryPolicy,
         key_env: str = ANTHROPIC_KEY_ENV,
         prompt_cache: bool = True,
@@ -209,12 +221,19 @@ class AnthropicBackend:
         self.spec = spec
         self.model_name = model_name
         self.stats = BackendStats()
-        self.concurrency = max(1, concurrency)
+        self.adaptive = concurrency == "auto"
+        limit: FixedLimit | AdaptiveLimit = (
+            AdaptiveLimit(AUTO_INITIAL, maximum=AUTO_MAXIMUM)
+            if self.adaptive
+            else FixedLimit(max(1, int(concurrency)))
+        )
+        # one endpoint: the pool only bounds and adapts what is in flight (the SDK holds the
+        # key, so the pool's endpoint carries none)
+        self.pool = EndpointPool([Endpoint(base_url, None, None, limit)])
         self.prompt_cache = prompt_cache
         self._policy = policy
         self._key_env = key_env
         self._redact = redactor(api_key)
-        self._semaphore = asyncio.Semaphore(self.concurrency)
         self._fatal: FatalBackendError | None = None
         self._drop_temperature = False
         # The key is always passed explicitly (a placeholder for keyless servers), so the SDK
@@ -252,7 +271,7 @@ class AnthropicBackend:
 
         try:
             completion, attempts = await run_with_retries(
-                attempt, self._policy, on_retry=count_retry
+                attempt, self._policy, on_retry=count_retry, congestion_is_free=self.adaptive
             )
         except GaveUp as error:
             self.stats.failures += 1
@@ -273,10 +292,13 @@ class AnthropicBackend:
     async def _attempt(self, body: dict[str, Any]) -> Completion:
         typed = {k: body[k] for k in ("model", "messages", "max_tokens", "system") if k in body}
         extra = {k: v for k, v in body.items() if k not in typed}
-        async with self._semaphore:
+        endpoint = await self.pool.acquire()
+        try:
             if self._fatal is not None:  # another request already hit a fatal refusal
                 raise self._fatal
             self.stats.requests += 1
+            endpoint.requests += 1
+            sent = time.monotonic()
             try:
                 message = await self._client.messages.create(**typed, extra_body=extra or None)
             except Exception as error:
@@ -299,7 +321,20 @@ class AnthropicBackend:
                 if isinstance(mapped, FatalBackendError):
                     self._fatal = mapped
                 raise mapped from None
-        return to_completion(message)
+            completion = to_completion(message)
+        except Transient as error:
+            congested = self.adaptive and (error.congestion or error.message == "timed out")
+            self.pool.failed(endpoint, endpoint_failure=False, congestion=congested)
+            if congested and error.retry_after:
+                self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))
+            raise
+        except RequestFailedError:
+            endpoint.failures += 1
+            raise
+        finally:
+            self.pool.release(endpoint)
+        self.pool.succeeded(endpoint, time.monotonic() - sent)
+        return completion
 
     async def aclose(self) -> None:
         await self._client.close()

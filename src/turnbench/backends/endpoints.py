@@ -24,6 +24,9 @@ from typing import Any
 
 from turnbench.backends.urls import Target, display_url, target
 
+AUTO_INITIAL = 8  # requests in flight per endpoint when --concurrency auto starts
+AUTO_MAXIMUM = 512
+
 
 class FixedLimit:
     """--concurrency N: N requests in flight, whatever the server says."""

@@ -25,7 +25,14 @@ from typing import Any, Literal
 
 from turnbench import __version__
 from turnbench.backends.base import BackendStats
-from turnbench.backends.endpoints import AdaptiveLimit, Endpoint, EndpointPool, FixedLimit
+from turnbench.backends.endpoints import (
+    AUTO_INITIAL,
+    AUTO_MAXIMUM,
+    AdaptiveLimit,
+    Endpoint,
+    EndpointPool,
+    FixedLimit,
+)
 from turnbench.backends.http import AiohttpTransport, HttpReply, Transport
 from turnbench.backends.keys import OPENAI_URL, EndpointKey, base_url_flag, key_flag
 from turnbench.backends.replies import Redactor, error_detail, parse_completion, short_detail
@@ -46,8 +53,6 @@ __all__ = ["OpenAICompatBackend", "TransientError", "is_reasoning_model"]
 
 # OpenAI's reasoning models reject `max_tokens` and `temperature`.
 _REASONING_NAME = re.compile(r"^(o\d+(-[\w.-]+)?|gpt-5[\w.-]*)$")
-AUTO_INITIAL = 8  # requests in flight per endpoint when --concurrency auto starts
-AUTO_MAXIMUM = 512
 
 
 def is_reasoning_model(name: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Literal
 
 from turnbench.backends.base import Backend
 from turnbench.backends.factory import BackendOptions
@@ -116,8 +117,8 @@ def azure_api_version(options: BackendOptions) -> str:
     return (version or DEFAULT_AZURE_API_VERSION).strip()
 
 
-def _concurrency(options: BackendOptions) -> int:
-    return options.concurrency if isinstance(options.concurrency, int) else 8
+def _concurrency(options: BackendOptions) -> int | Literal["auto"]:
+    return "auto" if options.concurrency == "auto" else int(options.concurrency)
 
 
 def build_provider_backend(

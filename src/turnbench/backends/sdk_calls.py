@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import TypeVar
 
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_before_delay
+from tenacity.stop import stop_base
 
 from turnbench.backends.retry import (
     FATAL_STATUS,
@@ -31,12 +32,19 @@ T = TypeVar("T")
 
 
 class Transient(Exception):
-    """A failure worth another attempt; `retry_after` is the server's own hint, if any."""
+    """A failure worth another attempt; `retry_after` is the server's own hint, if any;
+    `congestion`: the server is rate limiting or overloaded (429, 503, 529)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, congestion: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+        self.congestion = congestion
+
+
+CONGESTION_STATUS = frozenset({429, 503, 529})
 
 
 class GaveUp(Exception):
@@ -93,7 +101,11 @@ def classify_sdk_error(
         if status in FATAL_STATUS:
             return FatalBackendError(fatal_message(status, detail))
         if is_retryable_status(status):
-            return Transient(f"HTTP {status}: {detail}", parse_retry_after(error.response.headers))
+            return Transient(
+                f"HTTP {status}: {detail}",
+                parse_retry_after(error.response.headers),
+                congestion=status in CONGESTION_STATUS,
+            )
         return RequestFailedError(f"{what}: HTTP {status}: {detail}", 1)
     if isinstance(error, sdk.APITimeoutError):
         return Transient("timed out")
@@ -109,17 +121,26 @@ async def run_with_retries(
     policy: RetryPolicy,
     *,
     on_retry: Callable[[], None] | None = None,
+    congestion_is_free: bool = False,
 ) -> tuple[T, int]:
     """Call `attempt` until it returns, raises something other than `Transient`, or the
     policy's budget (attempts, total seconds) is spent, which raises `GaveUp`.
 
     Returns the result and the number of attempts made (also set on a RequestFailedError
     raised by `attempt`). No attempt starts, and no backoff sleep begins, past the policy's
-    deadline.
+    deadline. With `congestion_is_free` (--concurrency auto) an attempt refused for
+    congestion does not count against `max_attempts`: rate limiting costs time (still
+    bounded by the deadline), never the item.
     """
     attempts = 0
+    counted = 0
+
+    class _StopAfterCounted(stop_base):
+        def __call__(self, retry_state: RetryCallState) -> bool:
+            return counted >= policy.max_attempts
+
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts) | stop_before_delay(policy.max_total_seconds),
+        stop=_StopAfterCounted() | stop_before_delay(policy.max_total_seconds),
         wait=BackoffWait(policy),
         retry=retry_if_exception_type(Transient),
         reraise=True,
@@ -128,9 +149,15 @@ async def run_with_retries(
         async for state in retrying:
             with state:
                 attempts += 1
+                counted += 1
                 if attempts > 1 and on_retry is not None:
                     on_retry()
-                result = await attempt()
+                try:
+                    result = await attempt()
+                except Transient as error:
+                    if congestion_is_free and error.congestion:
+                        counted -= 1
+                    raise
     except Transient as error:
         raise GaveUp(error, attempts) from None
     except RequestFailedError as error:
