@@ -35,6 +35,7 @@ cache counts added back into `prompt_tokens` (Anthropic's `input_tokens` exclude
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Literal
 
@@ -60,6 +61,7 @@ from turnbench.errors import FatalBackendError, RequestFailedError, UserError
 from turnbench.types import Completion, Message, RequestParams, Usage
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"  # the anthropic-version header the SDK sends (for the endpoint check)
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 4096  # every current Claude model can produce at least this many
 CACHE_MIN_CHARS = 3072
@@ -214,12 +216,14 @@ class AnthropicBackend:
         policy: RetryPolicy,
         key_env: str = ANTHROPIC_KEY_ENV,
         prompt_cache: bool = True,
+        role: str = "model",
     ) -> None:
         from turnbench.backends.factory import display_url
 
         self._sdk = import_sdk()
         self.spec = spec
         self.model_name = model_name
+        self.role = role
         self.stats = BackendStats()
         self.adaptive = concurrency == "auto"
         limit: FixedLimit | AdaptiveLimit = (
@@ -227,9 +231,9 @@ class AnthropicBackend:
             if self.adaptive
             else FixedLimit(max(1, int(concurrency)))
         )
-        # one endpoint: the pool only bounds and adapts what is in flight (the SDK holds the
-        # key, so the pool's endpoint carries none)
-        self.pool = EndpointPool([Endpoint(base_url, None, None, limit)])
+        # one endpoint: the pool bounds and adapts what is in flight; its key is used only by
+        # the endpoint check before work (requests go through the SDK, which has its own)
+        self.pool = EndpointPool([Endpoint(base_url, api_key, key_env if api_key else None, limit)])
         self.prompt_cache = prompt_cache
         self._policy = policy
         self._key_env = key_env
@@ -246,6 +250,19 @@ class AnthropicBackend:
             timeout=policy.request_timeout,
         )
         self.endpoint = display_url(base_url) or ""
+
+    # -- the endpoint check before work (turnbench.backends.preflight) ----------------------
+    def models_url(self, endpoint: Endpoint) -> str:
+        return endpoint.url.rstrip("/") + "/v1/models"
+
+    def headers(self, endpoint: Endpoint) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        if endpoint.key:
+            headers["x-api-key"] = endpoint.key
+        return headers
+
+    def basic_auth(self, endpoint: Endpoint) -> None:
+        return None
 
     def request_fields(self, params: RequestParams) -> dict[str, Any]:
         return sampling_fields(params, drop_temperature=self._drop_temperature)
@@ -266,8 +283,14 @@ class AnthropicBackend:
             sent.update(sampling_fields(params, drop_temperature=self._drop_temperature))
             return await self._attempt(body)
 
+        retrying = False
+
         def count_retry() -> None:
+            nonlocal retrying
             self.stats.retries += 1
+            if not retrying:  # shown live in the progress line until the request ends
+                retrying = True
+                self.stats.retrying += 1
 
         try:
             completion, attempts = await run_with_retries(
@@ -282,6 +305,9 @@ class AnthropicBackend:
         except RequestFailedError as error:
             self.stats.failures += 1
             raise RequestFailedError(error.message, error.attempts) from None
+        finally:
+            if retrying:
+                self.stats.retrying -= 1
         completion.attempts = attempts
         completion.sent_params = dict(sent)
         completion.latency_s = round(time.monotonic() - started, 4)
@@ -300,7 +326,14 @@ class AnthropicBackend:
             endpoint.requests += 1
             sent = time.monotonic()
             try:
-                message = await self._client.messages.create(**typed, extra_body=extra or None)
+                # the whole attempt, not one socket read: a server that trickles its body
+                # one byte at a time is cut at --request-timeout
+                message = await asyncio.wait_for(
+                    self._client.messages.create(**typed, extra_body=extra or None),
+                    self._policy.request_timeout,
+                )
+            except asyncio.TimeoutError:
+                raise Transient("timed out") from None
             except Exception as error:
                 if "temperature" in extra and _rejects_temperature(error, self._sdk):
                     self._drop_temperature = True
@@ -323,6 +356,7 @@ class AnthropicBackend:
                 raise mapped from None
             completion = to_completion(message)
         except Transient as error:
+            self.stats.last_error = error.message
             congested = self.adaptive and (error.congestion or error.message == "timed out")
             self.pool.failed(endpoint, endpoint_failure=False, congestion=congested)
             if congested and error.retry_after:

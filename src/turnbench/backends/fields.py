@@ -18,6 +18,9 @@ RESERVED_FIELDS = frozenset(
         "functions",
         "function_call",
         "response_format",
+        # the Anthropic Messages API keeps the system prompt in a field of its own: through
+        # it a judge prompt could be replaced while the log shows the benchmark's
+        "system",
     }
 )
 

@@ -148,6 +148,7 @@ def build_provider_backend(
             concurrency=_concurrency(options),
             policy=options.policy,
             key_env=endpoint.key_env,
+            role=options.role,
         )
     else:
         from turnbench.backends.azure import AzureOpenAIBackend

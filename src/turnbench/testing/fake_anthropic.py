@@ -17,6 +17,7 @@ host), `batch_creates` and `items_submitted` (to prove nothing was submitted twi
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -70,6 +71,8 @@ class FakeAnthropic(FakeHTTPServer):
         self.responder = responder
         self.polls_to_end = polls_to_end
         self.reject_temperature = False
+        # seconds between the bytes of a Messages reply (a server that trickles its body)
+        self.trickle: float | None = None
         self.fail_ids: set[str] = set()
         self.drop_ids: set[str] = set()
         self.expire = False
@@ -190,7 +193,19 @@ class FakeAnthropic(FakeHTTPServer):
         problem = self._invalid(body)
         if problem is not None:
             return _error(400, "invalid_request_error", problem)
-        return web.json_response(self._message(body))
+        if self.trickle is None:
+            return web.json_response(self._message(body))
+        payload = json.dumps(self._message(body)).encode()
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(payload)
+        await response.prepare(request)
+        try:
+            for index in range(len(payload)):
+                await response.write(payload[index : index + 1])
+                await asyncio.sleep(self.trickle)
+        except (ConnectionError, asyncio.CancelledError):
+            pass  # the client gave up: that is the point
+        return response
 
     # -- Message Batches API ---------------------------------------------------------------
     def _batch_json(self, batch: dict[str, Any]) -> dict[str, Any]:
