@@ -15,7 +15,7 @@ JUDGE = "anthropic/claude-test"
 KEY_VAR = "TEST_ANTHROPIC_KEY"
 
 
-def RATED(body: dict) -> str:  # noqa: N802  (a constant-like responder)
+def rated(body: dict) -> str:
     return "Clear and correct. Rating: [[7]]"
 
 
@@ -39,7 +39,7 @@ def test_a_dead_anthropic_endpoint_stops_the_run_before_any_answer(env, tmp_path
 
 def test_an_anthropic_judge_runs_end_to_end_and_counts_its_endpoint(env, tmp_path):
     out = tmp_path / "run"
-    with FakeServer() as model, FakeAnthropic(api_key="k-123456", responder=RATED) as judge:
+    with FakeServer() as model, FakeAnthropic(api_key="k-123456", responder=rated) as judge:
         args = run_args(
             model.base_url, out, "--judge-api-key-env", KEY_VAR,
             judge=JUDGE, judge_url=judge.base_url,
@@ -68,7 +68,7 @@ def test_judge_extra_may_not_replace_the_anthropic_system_prompt(env, tmp_path):
 def test_a_trickling_anthropic_reply_is_cut_at_the_request_timeout(env, tmp_path):
     """The SDK's own timeout is per socket read; turnbench bounds the whole attempt."""
     out = tmp_path / "run"
-    with FakeServer() as model, FakeAnthropic(api_key="k-123456", responder=RATED) as judge:
+    with FakeServer() as model, FakeAnthropic(api_key="k-123456", responder=rated) as judge:
         judge.trickle = 0.4  # one byte of every Messages reply each 0.4 s
         args = run_args(
             model.base_url, out, "--judge-api-key-env", KEY_VAR,
