@@ -6,8 +6,12 @@ requests through OpenAICompatBackend twice: with concurrency "auto" and with a f
 concurrency (default 64). Prints wall time as a multiple of the floor N/R and the number of
 429s the server answered. Goal (issue 14): auto within 1.25 x N/R for N/R >= 10 s.
 
+With `--command`, what is timed is the whole `turnbench judge` command (a child process,
+start-up and results included) judging 8 MT-Bench answer files, 1280 judgments, with
+`--concurrency auto` and with `--concurrency FIXED`; N is then 1280.
+
     .venv/bin/python benchmarks/rate_limit_adaptive.py [--rate 100] [--requests 1280]
-        [--latency 0.2] [--fixed 64] [--retry-after] [--max-attempts 10]
+        [--latency 0.2] [--fixed 64] [--retry-after] [--max-attempts 10] [--command]
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -27,6 +34,7 @@ from turnbench.testing.fake_server import spawn
 from turnbench.types import RequestParams
 
 PARAMS = RequestParams(temperature=0.0, max_tokens=256)
+REPO = Path(__file__).resolve().parent.parent
 
 
 def server_counts(base_url: str) -> dict[str, int]:
@@ -71,6 +79,34 @@ def measure(
     return elapsed, refused, failed
 
 
+def measure_command(
+    base_url: str, answers: Path, out: Path, concurrency: int | str, max_attempts: int
+) -> tuple[float, int, int, int]:
+    """The whole `turnbench judge` command; (wall seconds, 429s, failed items, judged)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # children use byte code, as an installed copy
+    before = server_counts(base_url).get("429", 0)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "turnbench", "judge", "--benchmark", "mt-bench",
+            "--answers", str(answers), "--judge", "openai/judge", "--judge-base-url",
+            base_url, "--concurrency", str(concurrency), "--max-attempts", str(max_attempts),
+            "--out", str(out), "--no-progress",
+        ],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"turnbench judge failed ({done.returncode}): {done.stderr[-2000:]}")
+    refused = server_counts(base_url).get("429", 0) - before
+    summary = json.loads((out / "results.json").read_text("utf-8"))
+    models = summary["models"].values()  # judge-only results: one object per answer file
+    judged = sum(m["counts"]["judged"] for m in models)
+    failed = sum(m["counts"]["pending"] + m["counts"]["failed"] for m in models)
+    return elapsed, refused, failed, judged
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=100.0)
@@ -80,7 +116,18 @@ def main() -> None:
     parser.add_argument("--retry-after", action="store_true")
     parser.add_argument("--max-attempts", type=int, default=10)
     parser.add_argument("--only", choices=["auto", "fixed"])
+    parser.add_argument("--command", action="store_true", help="Time the whole CLI command.")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("TURNBENCH_DATA_DIR", REPO.parent / "shared" / "data")),
+    )
     args = parser.parse_args()
+    if args.command:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from judge_request_path import mt_bench_answers
+
+        args.requests = 1280
     policy = RetryPolicy(max_attempts=args.max_attempts)
     floor = args.requests / args.rate
     extra = ["--rate-limit", str(args.rate), "--fixed-reply", "Fine. Rating: [[5]]"]
@@ -97,7 +144,15 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:  # a fresh server: a full token bucket
             server, base_url = spawn(args.latency, Path(tmp), *extra)
             try:
-                elapsed, refused, failed = measure(base_url, args.requests, concurrency, policy)
+                if args.command:
+                    answers, n = mt_bench_answers(args.data_dir, Path(tmp) / "answers")
+                    assert n == args.requests, n
+                    elapsed, refused, failed, judged = measure_command(
+                        base_url, answers, Path(tmp) / "run", concurrency, args.max_attempts
+                    )
+                    failed = n - judged  # not scored: failed requests, unreadable replies
+                else:
+                    elapsed, refused, failed = measure(base_url, args.requests, concurrency, policy)
             finally:
                 server.terminate()
                 server.wait()
