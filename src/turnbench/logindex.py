@@ -8,7 +8,8 @@ one into small summaries as it is read or appended, and the record is dropped:
   `JudgmentDone` (no messages, no judge replies; an imported answer keeps only a digest of
   its text, a generated one its text, which later turns of a self-history run are built on);
 - `failures`: failures not followed by a success for the same work;
-- `invalid`: records left out because they cannot be trusted (`record_problem`);
+- `invalid`: records left out because they cannot be trusted (`record_problem`): of the
+  finished work, and of the usage sums;
 - usage per role (answers generated here; each judge), with the part paid at batch prices;
 - the distinct request parameters, reported models and fingerprints (provenance);
 - the invocations' spans (timing) and every config record;
@@ -37,6 +38,7 @@ from turnbench.types import (
     FailureRecord,
     JudgmentRecord,
     LogRecord,
+    NotAScore,
     SampleId,
     Usage,
 )
@@ -52,10 +54,29 @@ def _finite(value: float | None) -> bool:
     return value is None or value - value == 0  # False for NaN and both infinities
 
 
+def usage_problem(usage: Usage | None, name: str = "usage") -> str | None:
+    """Why a recorded usage cannot be trusted (None if it can): a count below 0, which is
+    also how a count that was no number of tokens (NaN, infinite, a bool) is read
+    (`types.INVALID_COUNT`)."""
+    if usage is None:
+        return None
+    for field_name, count in (
+        ("prompt_tokens", usage.prompt_tokens),
+        ("completion_tokens", usage.completion_tokens),
+        ("cached_prompt_tokens", usage.cached_prompt_tokens),
+        ("cache_creation_tokens", usage.cache_creation_tokens),
+    ):
+        if count < 0:
+            return f"its {name}.{field_name} is negative or not a number of tokens"
+    return None
+
+
 def record_problem(record: AnswerRecord | JudgmentRecord, key: str | None = None) -> str | None:
     """Why a finished record cannot be trusted (None if it can): its key names other work,
-    a number in it is NaN or infinite, or its score is outside its parser's range. `key`:
-    the record's `record_key`, when the caller has computed it already."""
+    a number in it is NaN or infinite, a usage count is negative or no number, its score is
+    no number (`true`, a string) or outside its parser's range. `key`: the record's
+    `record_key`, when the caller has computed it already. A record refused here is left
+    out of every score and of the usage sums, and its work is done again."""
     if key is not None:
         if record.key != key and record.key != legacy_key(record):
             return "its key does not match its fields"
@@ -63,7 +84,13 @@ def record_problem(record: AnswerRecord | JudgmentRecord, key: str | None = None
         return "its key does not match its fields"
     if not _finite(record.latency_s):
         return "a non-finite number"
+    problem = usage_problem(record.usage) or usage_problem(record.batch_usage, "batch_usage")
+    if problem is not None:
+        return problem
     if isinstance(record, JudgmentRecord):
+        for score in (record.score, record.parsed_score):
+            if isinstance(score, NotAScore):
+                return score.describe()
         if not _finite(record.score):
             return "a non-finite score"
         low, high = SCORE_RANGES.get(record.parser, (-math.inf, math.inf))
@@ -381,8 +408,14 @@ class LogIndex:
             self._batch(record)
             return
         key = record_key(record)
-        if self.batch_items:
+        if self.batch_items:  # (the batch's result for this work has been used either way)
             self.batch_items.pop(batch_custom_id(key), None)
+        # checked before anything is counted: an untrustworthy record finishes nothing, and
+        # its numbers (a negative usage, say) reach neither the usage sums nor the dollars
+        problem = record_problem(record, key)
+        if problem is not None:
+            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
+            return
         failures = self.failures
         if failures:
             failures.pop(record.key, None)
@@ -401,10 +434,6 @@ class LogIndex:
                 self.judge_provenance[record.judge] = RoleProvenance()
             totals.add(record.usage, record.batch_usage)
             self.judge_provenance[record.judge].add(record)
-        problem = record_problem(record, key)
-        if problem is not None:
-            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
-            return
         done = (
             answer_done(record, key)
             if isinstance(record, AnswerRecord)

@@ -438,6 +438,7 @@ class LogView:
             else {record_key(r): r.text for r in records if isinstance(r, AnswerRecord)}
         )
         self._texts: dict[str, dict[tuple[SampleId, int], str]] = {}
+        self._lengths: dict[str, dict[tuple[SampleId, int], int]] = {}
         self.done = self.index.done
         self.invalid = self.index.invalid
         self.judged: dict[tuple[str, str], list[JudgedTurn]] = {}  # (model, judge) -> items
@@ -493,13 +494,24 @@ class LogView:
                     record = parse_record_bytes(handle.read(done.length))
                     if isinstance(record, AnswerRecord):
                         texts[(done.sample_id, done.turn)] = record.text
-        self._texts[model] = texts
+        # one model's texts at a time: readers go model by model, and a run of 100 models
+        # must not hold every answer of every model at once
+        self._texts = {model: texts}
         return texts
 
     def answer_lookup(self, model: str) -> Callable[[SampleId, int], str | None]:
         """(sample id, turn) -> the model's recorded answer text, or None."""
         texts = self.answer_texts(model)
         return lambda sample_id, turn: texts.get((sample_id, turn))
+
+    def answer_length_lookup(self, model: str) -> Callable[[SampleId, int], int | None]:
+        """(sample id, turn) -> the length in characters of the model's answer, or None;
+        kept for every model (a few bytes per answer), unlike the texts."""
+        lengths = self._lengths.get(model)
+        if lengths is None:
+            lengths = {item: len(text) for item, text in self.answer_texts(model).items()}
+            self._lengths[model] = lengths
+        return lambda sample_id, turn: lengths.get((sample_id, turn))
 
     def unclosed_think(self, model: str) -> list[tuple[SampleId, int]]:
         """(sample id, turn) of the answers of `model` cut off inside <think>."""
@@ -812,13 +824,14 @@ def _pairwise_trust(
     for game, outcome, _ in compared:
         if outcome.winner == "tie":
             continue
-        texts = [
-            view.answer_lookup(m)(game.sample.id, game.turn) for m in (game.model_1, game.model_2)
+        lengths = [
+            view.answer_length_lookup(m)(game.sample.id, game.turn)
+            for m in (game.model_1, game.model_2)
         ]
-        if None in texts or len(texts[0] or "") == len(texts[1] or ""):
+        if lengths[0] is None or lengths[1] is None or lengths[0] == lengths[1]:
             continue
         decisive += 1
-        longer = "model_1" if len(texts[0] or "") > len(texts[1] or "") else "model_2"
+        longer = "model_1" if lengths[0] > lengths[1] else "model_2"
         longer_won += outcome.winner == longer
     extra["length"] = {
         "decisive_pairs": decisive,
@@ -975,7 +988,7 @@ def _add_length(
     """Add each model's `length` block (one length fit pooled over the run's models); returns
     the run's `length_control` summary."""
     rows = {
-        name: trust.length_rows(name, panels[name].combined, view.answer_lookup(name))
+        name: trust.length_rows(name, panels[name].combined, view.answer_length_lookup(name))
         for name in models
     }
     fit = fit_length_effect([row for found in rows.values() for row in found])
@@ -1003,11 +1016,56 @@ def _finite(value: Any) -> Any:
 
 
 def write_results(directory: Path, results: dict[str, Any]) -> Path:
+    """Write DIR/results.json whole or not at all: into a new temporary file beside it
+    (created exclusively, so no link is followed), then renamed over it. The rename replaces
+    the name itself, so a symbolic link planted at results.json is replaced, never written
+    through. A directory in its place, a full disk or a refused permission raise
+    RunDirectoryError (one message, exit 7) with the temporary file removed; the log is not
+    touched here, so re-running the same command writes the results again."""
+    import contextlib
+    import errno
+    import stat
+
+    from turnbench.errors import RunDirectoryError  # (local: this function's own needs)
+
     target = directory / RESULTS_NAME
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".results-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(_finite(results), out, indent=2, ensure_ascii=False, allow_nan=False)
-        out.write("\n")
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, target)
+    text = json.dumps(_finite(results), indent=2, ensure_ascii=False, allow_nan=False)
+    data = (text + "\n").encode("utf-8")
+    temporary: str | None = None
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISDIR(os.lstat(target).st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".results-")
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle, 0o644)  # (the descriptor: no name to swap for a link)
+            view = memoryview(data)
+            while view:
+                written = os.write(handle, view)
+                if written <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+        finally:
+            os.close(handle)
+        if not hasattr(os, "fchmod"):
+            os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+        temporary = None
+    except BaseException as error:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        if not isinstance(error, OSError):
+            raise
+        if error.errno == errno.EISDIR:
+            reason = f"{target} is a directory; turnbench writes the run's results there as a file"
+        else:
+            reason = f"cannot write {target}: {error.strerror or error}"
+            if error.errno == errno.ENOSPC:
+                reason += " (the disk is full)"
+        raise RunDirectoryError(
+            f"{reason}. The log is kept; fix the cause and re-run the same command to write the "
+            "results."
+        ) from None
     return target

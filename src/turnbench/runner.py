@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -66,8 +66,10 @@ class Budget:
 
     `max_requests` counts answers and judgments started (a judgment's re-asks and any
     request's retries belong to it); `max_tokens` counts the prompt + completion tokens the
-    server reported for what this invocation logged; `max_cost` the dollars of what this
-    invocation logged plus the worst case of every request in flight (the price table's).
+    server reported for what this invocation logged, or for a reply whose usage was missing
+    or invalid (read as 0 prompt tokens) an estimate of 4 characters a token, as --dry-run
+    estimates; `max_cost` the dollars of what this invocation logged plus the worst case of
+    every request in flight (the price table's).
     """
 
     max_requests: int | None = None
@@ -113,6 +115,7 @@ class RunContext:
         self._admitted = 0  # answers and judgments started in this invocation
         self._in_flight = 0
         self._tokens = 0  # tokens of the records this invocation logged
+        self._estimate_said = False  # the warning that a server's usage is estimated
         self._dollars = 0.0  # what the records this invocation logged cost
         self._reserved = 0.0  # the worst-case dollars of the requests in flight
         self._settled: asyncio.Event | None = None
@@ -281,7 +284,10 @@ class RunContext:
             batch_usage=completion.usage if batch_id else None,
             endpoints=[completion.endpoint] if completion.endpoint else [],
         )
-        self._commit(record)
+        tokens = None
+        if self.budget.max_tokens is not None:
+            tokens = self._budget_tokens(self.model_backend.spec, [(_chars(messages), completion)])
+        self._commit(record, tokens)
         self.progress.advance("answers")
         return record
 
@@ -399,7 +405,10 @@ class RunContext:
             endpoints=[c.endpoint for c in outcome.completions if c.endpoint],
             meta=kept,
         )
-        self._commit(record)
+        tokens = None
+        if self.budget.max_tokens is not None:
+            tokens = self._budget_tokens(judge.id, _judge_requests(task, reply, outcome))
+        self._commit(record, tokens)
         self.progress.advance("judgments", "ok" if result.ok else "unparseable")
         return record
 
@@ -418,10 +427,43 @@ class RunContext:
             )
         return "parsed-fallback"
 
-    def _commit(self, record: AnswerRecord | JudgmentRecord) -> None:
-        """Log a finished record (the log's index makes it done) and count what it cost."""
+    def _budget_tokens(self, who: str, exchanges: Iterable[tuple[int, Completion]]) -> int:
+        """The tokens --max-tokens-total counts for the replies of one record.
+
+        A reply's usage as the server reported it; but a reply whose usage was missing or
+        invalid (negative, not numbers: read as 0, so it reads as 0 prompt tokens for a
+        request that had some) would let the run slip past the budget, so it counts the
+        --dry-run estimate instead (4 characters a token of the request's messages, and of
+        the reply when no valid completion count came with it). `exchanges`: each reply
+        with the characters of the request it answered. Said once per run.
+        """
+        from turnbench.dialogue import CHARS_PER_TOKEN  # (dialogue imports this module)
+
+        total = 0
+        for prompt_chars, completion in exchanges:
+            usage = completion.usage
+            if usage.prompt_tokens > 0 or prompt_chars < CHARS_PER_TOKEN:
+                total += usage.prompt_tokens + usage.completion_tokens
+                continue
+            completion_tokens = usage.completion_tokens or len(completion.text) // CHARS_PER_TOKEN
+            total += prompt_chars // CHARS_PER_TOKEN + completion_tokens
+            if not self._estimate_said:
+                self._estimate_said = True
+                self.warn(
+                    f"{who}: the server's token usage is missing or invalid (negative or not "
+                    "numbers); --max-tokens-total counts an estimate for such replies instead "
+                    f"({CHARS_PER_TOKEN} characters a token, as --dry-run estimates), and the "
+                    "usage in results counts them as 0 tokens"
+                )
+        return total
+
+    def _commit(self, record: AnswerRecord | JudgmentRecord, tokens: int | None = None) -> None:
+        """Log a finished record (the log's index makes it done) and count what it cost;
+        `tokens`: what the token budget counts for it (`_budget_tokens`), when not its usage."""
         self.log.append(record)
-        self._tokens += record.usage.prompt_tokens + record.usage.completion_tokens
+        if tokens is None:
+            tokens = record.usage.prompt_tokens + record.usage.completion_tokens
+        self._tokens += tokens
         if self.costs is not None:
             role = "model" if isinstance(record, AnswerRecord) else record.judge
             self._dollars += self.costs.cost(role, record.usage, record.batch_usage)
@@ -454,6 +496,30 @@ class _FirstViaBatch:
 
 def _first_via_batch(judge: Judge, queue: BatchQueue, key: str) -> Judge:
     return replace(judge, backend=_FirstViaBatch(queue, key, judge.backend))
+
+
+def _chars(messages: Sequence[Message]) -> int:
+    return sum(len(message["content"]) for message in messages)
+
+
+def _judge_requests(
+    task: JudgeTask, reply: ReplyFormat, outcome: JudgeOutcome
+) -> list[tuple[int, Completion]]:
+    """Each reply of a judgment with the characters of the request it answered: the judge
+    prompt, and for a re-ask the prompt, the reply before it and the re-ask text
+    (`reask.reask_messages`; a resend repeats the prompt, told apart here by count only,
+    close enough for an estimate)."""
+    base = _chars(task.messages)
+    followup = reply.followup
+    requests: list[tuple[int, Completion]] = []
+    previous: Completion | None = None
+    for completion in outcome.completions:
+        chars = base
+        if previous is not None and followup is not None and outcome.reasks:
+            chars += len(previous.text) + len(followup.text)
+        requests.append((chars, completion))
+        previous = completion
+    return requests
 
 
 def _followup_label(reply: ReplyFormat, outcome: JudgeOutcome) -> str | None:

@@ -7,10 +7,18 @@ caught where it enters.
 
 from __future__ import annotations
 
+import math
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from typing_extensions import TypedDict
 
 
@@ -20,6 +28,22 @@ class Message(TypedDict):
 
 
 SampleId = int | str
+
+
+USAGE_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "cache_creation_tokens",
+)
+#: what a count that is no number of tokens is read as (a negative count: never trusted)
+INVALID_COUNT = -1
+
+
+def _whole(value: Any) -> bool:
+    if type(value) is int:
+        return True
+    return type(value) is float and math.isfinite(value) and value.is_integer()
 
 
 class Usage(BaseModel):
@@ -36,6 +60,27 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = 0
     cache_creation_tokens: int = 0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _counts_as_given(cls, data: Any) -> Any:
+        """A count that is not a whole number of tokens (a string, a bool, null, NaN, an
+        infinity, a fraction) is read as INVALID_COUNT rather than coerced (`true` as 1, "12"
+        as 12) or refused (which would make the whole record unreadable): a record holding
+        it stays readable and `logindex.record_problem` refuses it, as it does a negative
+        count. (Counts turnbench builds are whole; this runs when a record is read or built.)"""
+        if type(data) is dict:
+            for value in data.values():
+                if type(value) is not int:  # (the usual case, all whole, costs one pass)
+                    return {
+                        **data,
+                        **{
+                            n: INVALID_COUNT
+                            for n in USAGE_COUNTS
+                            if n in data and not _whole(data[n])
+                        },
+                    }
+        return data
+
     def __add__(self, other: Usage) -> Usage:
         # sums of valid counts are valid: no second validation (added up per request)
         return Usage.model_construct(
@@ -44,6 +89,43 @@ class Usage(BaseModel):
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
             cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
         )
+
+
+class NotAScore(float):
+    """What a score field holds when the record gave no number there (`true`, "7", an
+    object): NaN to arithmetic, so it is never averaged as a rating (pydantic would read
+    `true` as 1.0 and "7" as 7.0), and `logindex.record_problem` refuses the record, saying
+    what was there (`held`)."""
+
+    __slots__ = ("held",)
+
+    def __new__(cls, held: Any) -> NotAScore:
+        value = super().__new__(cls, math.nan)
+        value.held = held
+        return value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (NotAScore, (self.held,))
+
+    def describe(self) -> str:
+        held = self.held
+        if isinstance(held, bool):
+            return f"its score is {str(held).lower()}, a boolean, not a number"
+        kind = {str: "a string", bytes: "bytes", dict: "an object", list: "a list"}
+        return f"its score is {kind.get(type(held), type(held).__name__)}, not a number"
+
+
+_NOT_NUMBERS = (bool, str, bytes, dict, list)
+
+
+def _score(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    if isinstance(value, _NOT_NUMBERS):
+        return NotAScore(value)
+    return handler(value)
+
+
+#: a judgment's score as read: a number (int or float), None, or NotAScore for anything else
+Score = Annotated[float | None, WrapValidator(_score)]
 
 
 class ReplyConstraint(BaseModel):
@@ -202,14 +284,14 @@ class JudgmentRecord(BaseModel):
     followup: str | None = None  # the fixed re-ask text, when re-asks happened
     parser: str
     status: Literal["scored", "parse_failed"]
-    score: float | None = None
+    score: Score = None
     verdict: str | None = None  # pairwise judgments: "A", "B" or "tie"
     checklist: list[str] | None = None
     parse_error: str | None = None
     # --judge-scoring weighted: "weighted" (score = expected rating, parsed_score = the
     # rating written) or "parsed-fallback" (the server returned no usable logprobs)
     scoring: str | None = None
-    parsed_score: float | None = None
+    parsed_score: Score = None
     rating_probabilities: dict[str, float] | None = None
     usage: Usage = Field(default_factory=Usage)
     reported_model: str | None = None

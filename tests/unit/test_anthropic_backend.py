@@ -375,7 +375,8 @@ def test_model_that_rejects_temperature_gets_it_dropped(fake):
 def test_factory_reads_the_anthropic_key_and_ignores_openai_base_url(fake, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    # the default key goes to the default endpoint only: the fake is named as that endpoint
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     spec = parse_spec("anthropic/claude-test")
     made = make_backend(spec, BackendOptions(base_urls=(fake.base_url,)))
     assert isinstance(made, AnthropicBackend) and made.endpoint == fake.base_url
@@ -387,6 +388,7 @@ def test_factory_reads_the_anthropic_key_and_ignores_openai_base_url(fake, monke
             await made.aclose()
 
     assert run(scenario()).text
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
     default = make_backend(spec, BackendOptions())
     assert default.endpoint == "https://api.anthropic.com"  # not OPENAI_BASE_URL
     run(default.aclose())
@@ -407,3 +409,44 @@ def test_factory_named_key_variable_and_missing_key(monkeypatch):
     with pytest.raises(UserError, match="one base URL"):
         make_backend(spec, BackendOptions(base_urls=("http://a", "http://b")))
     run(first.aclose())
+
+
+def _message(text) -> dict:
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
+
+
+def test_a_key_echoed_in_a_reply_is_redacted_and_a_null_text_block_is_retried(fake):
+    fake.script += [Scripted(200, _message(None)), Scripted(200, _message(f"echo {KEY} done"))]
+
+    async def scenario():
+        client = backend(fake)
+        try:
+            return await client.complete([user("Q")], RequestParams(max_tokens=20))
+        finally:
+            await client.aclose()
+
+    completion = run(scenario())
+    assert completion.attempts == 2  # the null text block was malformed, then retried
+    assert KEY not in completion.text and completion.text == "echo *** done"
+
+
+def test_a_401_from_a_server_that_got_no_key_says_how_to_name_one(fake):
+    async def scenario():
+        client = backend(fake, key=None)
+        try:
+            with pytest.raises(FatalBackendError) as caught:
+                await client.complete([user("Q")], RequestParams())
+            return caught.value
+        finally:
+            await client.aclose()
+
+    message = run(scenario()).message
+    assert "no API key was sent" in message and "--judge-api-key-env" in message

@@ -232,7 +232,9 @@ def test_result_line_mapping():
 
 
 def test_factory_uses_the_anthropic_key(fake, monkeypatch):
+    """The default key goes to the default endpoint ($ANTHROPIC_BASE_URL, here the fake)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     client = make_batch_client(
         parse_spec("anthropic/claude-test"), BackendOptions(base_urls=(fake.base_url,))
     )

@@ -166,9 +166,10 @@ def to_completion(message: Any) -> Completion:
     content = _get(message, "content")
     if not isinstance(content, list):
         raise Transient("response has no content list")
-    text = "".join(
-        str(_get(block, "text") or "") for block in content if _get(block, "type") == "text"
-    )
+    texts = [_get(block, "text") for block in content if _get(block, "type") == "text"]
+    if any(not isinstance(text, str) for text in texts):
+        raise Transient("malformed response: a text block without text")
+    text = "".join(texts)
     stop = _get(message, "stop_reason")
     return Completion(
         text=text,
@@ -178,8 +179,17 @@ def to_completion(message: Any) -> Completion:
     )
 
 
-def fatal_message(spec: str, endpoint: str, key_env: str, status: int, detail: str) -> str:
-    if status == 401:
+def fatal_message(
+    spec: str, endpoint: str, key_env: str, status: int, detail: str, key_sent: bool = True
+) -> str:
+    if status == 401 and not key_sent:
+        why = (
+            "it answered HTTP 401 (a key is required) and no API key was sent to it: "
+            f"${ANTHROPIC_KEY_ENV} goes only to Anthropic's API (or $ANTHROPIC_BASE_URL). Name "
+            "the variable holding this server's key with --model-api-key-env / "
+            "--judge-api-key-env"
+        )
+    elif status == 401:
         why = (
             f"the endpoint rejected the API key (HTTP 401). Check {key_env} (or the variable "
             "named by --model-api-key-env / --judge-api-key-env)"
@@ -348,13 +358,22 @@ class AnthropicBackend:
                     what=self.spec,
                     redact=self._redact,
                     fatal_message=lambda status, detail: fatal_message(
-                        self.spec, self.endpoint, self._key_env, status, detail
+                        self.spec,
+                        self.endpoint,
+                        self._key_env,
+                        status,
+                        detail,
+                        key_sent=endpoint.key is not None,
                     ),
                 )
                 if isinstance(mapped, FatalBackendError):
                     self._fatal = mapped
                 raise mapped from None
             completion = to_completion(message)
+            # a key echoed back by the server never reaches the log or the terminal
+            completion.text = self._redact(completion.text)
+            if completion.reported_model:
+                completion.reported_model = self._redact(str(completion.reported_model))
         except Transient as error:
             self.stats.last_error = error.message
             congested = self.adaptive and (error.congestion or error.message == "timed out")

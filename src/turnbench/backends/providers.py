@@ -2,8 +2,9 @@
 
 Kept apart from factory.py so each provider's settings (key variable, endpoint variable,
 defaults) are resolved in one place and never leak into another's: OPENAI_BASE_URL never
-applies to these providers, and each key goes only to its own provider's endpoint or to the
-base URL the user named for that role.
+applies to these providers, and each provider's default key goes only to that provider's
+default endpoint; another base URL gets a key only from a variable named for its role
+(the one key rule: turnbench.backends.keys).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Literal
 
 from turnbench.backends.base import Backend
 from turnbench.backends.factory import BackendOptions
+from turnbench.backends.keys import ANTHROPIC_RULE, AZURE_RULE, KeyRule, resolve_endpoint_keys
 from turnbench.errors import UserError
 from turnbench.specs import ModelSpec
 
@@ -77,21 +79,37 @@ def display_endpoint(spec: ModelSpec, options: BackendOptions) -> str | None:
     return ", ".join(display_url(url) or "" for url in resolve_base_urls(options))
 
 
+def _resolved_key(
+    spec: ModelSpec, options: BackendOptions, given: str | None, rule: KeyRule
+) -> str | None:
+    """The key `given` (None: the provider's default endpoint) gets by the one key rule of
+    turnbench.backends.keys: a named variable always; else the provider's default key only
+    on its default endpoint; else none."""
+    try:
+        [resolved] = resolve_endpoint_keys(
+            options.role, (given,) if given else (), options.api_key_env, os.environ, rule
+        )
+    except UserError as error:
+        raise UserError(f"{spec}: {error.message}") from None
+    return resolved.key
+
+
 def anthropic_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
+    """Where `anthropic/...` requests go and with which key. $ANTHROPIC_API_KEY goes only to
+    Anthropic's API ($ANTHROPIC_BASE_URL, else https://api.anthropic.com); another base URL
+    gets a key only from a named variable (the SDK is then given a placeholder or no
+    credentials, never one read from the environment)."""
     from turnbench.backends.anthropic_native import ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV
 
-    explicit = anthropic_base_url(spec, options)
-    key_env = options.api_key_env or ANTHROPIC_KEY_ENV
-    api_key = os.environ.get(key_env) or None
-    if not api_key and explicit is None:
-        raise UserError(
-            f"{spec} needs an API key: set {key_env}, or name another variable with "
-            "--model-api-key-env / --judge-api-key-env."
-        )
-    return Endpoint(explicit or ANTHROPIC_BASE_URL, key_env, api_key)
+    base_url = anthropic_base_url(spec, options) or ANTHROPIC_BASE_URL
+    api_key = _resolved_key(spec, options, _single_base_url(spec, options), ANTHROPIC_RULE)
+    return Endpoint(base_url.strip(), options.api_key_env or ANTHROPIC_KEY_ENV, api_key)
 
 
 def azure_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
+    """Where `azure/...` requests go and with which key: $AZURE_OPENAI_API_KEY only to the
+    $AZURE_OPENAI_ENDPOINT resource; another base URL gets a key only from a named
+    variable."""
     from turnbench.backends.azure import AZURE_ENDPOINT_ENV, AZURE_KEY_ENV
 
     endpoint = azure_base_url(spec, options)
@@ -100,14 +118,8 @@ def azure_endpoint(spec: ModelSpec, options: BackendOptions) -> Endpoint:
             f"{spec} needs the Azure resource endpoint (https://RESOURCE.openai.azure.com): "
             f"set {AZURE_ENDPOINT_ENV} or pass --model-base-url / --judge-base-url."
         )
-    key_env = options.api_key_env or AZURE_KEY_ENV
-    api_key = os.environ.get(key_env) or None
-    if not api_key:
-        raise UserError(
-            f"{spec} needs an API key: set {key_env}, or name another variable with "
-            "--model-api-key-env / --judge-api-key-env."
-        )
-    return Endpoint(endpoint, key_env, api_key)
+    api_key = _resolved_key(spec, options, _single_base_url(spec, options), AZURE_RULE)
+    return Endpoint(endpoint, options.api_key_env or AZURE_KEY_ENV, api_key)
 
 
 def azure_api_version(options: BackendOptions) -> str:
@@ -153,12 +165,11 @@ def build_provider_backend(
     else:
         from turnbench.backends.azure import AzureOpenAIBackend
 
-        assert endpoint.api_key is not None
         backend = AzureOpenAIBackend(
             str(spec),
             spec.name,
             endpoint=endpoint.base_url,
-            api_key=endpoint.api_key,
+            api_key=endpoint.api_key or "",  # "": no api-key header at all
             api_version=version,
             concurrency=options.concurrency,
             policy=options.policy,

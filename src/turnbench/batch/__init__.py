@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from turnbench.backends.factory import DEFAULT_KEY_ENV, BackendOptions, resolve_base_url
+from turnbench.backends.factory import BackendOptions
 from turnbench.batch.base import (
     TERMINAL_STATES,
     BatchClient,
@@ -51,24 +51,29 @@ __all__ = [
 
 def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
     """A batch client for `spec`, reaching the same endpoint with the same key as the chat
-    backend `make_backend(spec, options)` would."""
+    backend `make_backend(spec, options)` would: the one key rule of
+    turnbench.backends.keys (a named variable always; else the provider's default key only
+    on its default endpoint; else no key and no Authorization header)."""
     if spec.provider == "openai":
+        from turnbench.backends.keys import resolve_endpoint_keys
         from turnbench.batch.openai_batch import OpenAIBatchClient
 
         if len(options.base_urls) > 1:
             raise UserError(f"{spec}: a batch goes to one endpoint; {len(options.base_urls)} given")
-        base_url = resolve_base_url(options.base_url)
-        key_env = options.api_key_env or DEFAULT_KEY_ENV
-        api_key = os.environ.get(key_env) or None
-        if not api_key and base_url is None:
-            raise UserError(f"{spec} needs an API key for the batch API: set {key_env}.")
+        try:
+            [resolved] = resolve_endpoint_keys(
+                options.role, options.base_urls, options.api_key_env, os.environ
+            )
+        except UserError as error:
+            raise UserError(f"{spec} (batch API): {error.message}") from None
         return OpenAIBatchClient(
             spec.name,
-            api_key=api_key,
-            base_url=base_url,
+            api_key=resolved.key,
+            base_url=resolved.url,
             policy=options.policy,
             token_param=options.token_param,
-            key_env=key_env,
+            key_env=resolved.source,
+            role=options.role,
         )
     if spec.provider == "anthropic":
         from turnbench.backends.providers import anthropic_endpoint
@@ -80,7 +85,8 @@ def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
             api_key=endpoint.api_key,
             base_url=endpoint.base_url,
             policy=options.policy,
-            key_env=endpoint.key_env,
+            key_env=endpoint.key_env if endpoint.api_key else None,
+            role=options.role,
         )
     raise UserError(
         f"{spec}: batch mode is available for {' and '.join(BATCH_PROVIDERS)} models only"

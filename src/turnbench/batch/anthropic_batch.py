@@ -27,8 +27,11 @@ from turnbench.backends.anthropic_native import (
     to_completion,
 )
 from turnbench.backends.factory import display_url
+from turnbench.backends.keys import ANTHROPIC_RULE, key_flag
+from turnbench.backends.replies import Redactor, fix_text, short_detail
 from turnbench.backends.retry import RetryPolicy
-from turnbench.backends.sdk_calls import GaveUp, Transient, redactor, run_with_retries, short
+from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.urls import url_secrets
 from turnbench.batch.base import (
     BatchCounts,
     BatchHandle,
@@ -127,25 +130,70 @@ def _pick(candidates: list[str], intent: BatchIntent) -> BatchHandle | None:
     )
 
 
-def item_result(line: dict[str, Any], handle: BatchHandle) -> Completion | BatchItemError:
+def _malformed(message: Any) -> str | None:
+    """Why a succeeded result's message is no usable reply (content null or missing, a text
+    block whose text is null: the Messages form of a chat reply's `content: null`), or
+    None."""
+    if not isinstance(message, dict):
+        return "the result has no message"
+    content = message.get("content")
+    if not isinstance(content, list):
+        return "the message content is null" if content is None else "content is not a list"
+    for block in content:
+        text_block = isinstance(block, dict) and block.get("type") == "text"
+        if text_block and not isinstance(block.get("text"), str):
+            return "a text block has no text"
+    return None
+
+
+def _clean(completion: Completion, redact: Redactor) -> Completion:
+    """Server text made safe to keep, as the live path does: secrets redacted, lone
+    surrogates replaced."""
+    completion.text = fix_text(redact(completion.text))
+    for name in ("finish_reason", "reported_model"):
+        value = getattr(completion, name)
+        if isinstance(value, str):
+            setattr(completion, name, fix_text(redact(value))[:200])
+        elif value is not None:
+            setattr(completion, name, None)
+    return completion
+
+
+def item_result(
+    line: dict[str, Any], handle: BatchHandle, redact: Redactor | None = None
+) -> Completion | BatchItemError:
+    """One results line, mapped. A succeeded result whose message the live path would
+    refuse (content null, a text block without text) is a retryable item error, never an
+    empty answer; every text kept is redacted of `redact`'s secrets."""
+    redact = redact or Redactor()
     custom_id = str(line.get("custom_id"))
     result = line.get("result") if isinstance(line.get("result"), dict) else {}
     kind = result.get("type")
     if kind == "succeeded":
+        message = result.get("message")
+        problem = _malformed(message)
+        if problem is not None:
+            return BatchItemError(
+                custom_id=custom_id, kind="errored", message=f"malformed response: {problem}"
+            )
         try:
-            completion = to_completion(result.get("message") or {})
-        except Transient as problem:
-            return BatchItemError(custom_id=custom_id, kind="errored", message=problem.message)
+            completion = to_completion(message)
+        except Transient as error:
+            return BatchItemError(
+                custom_id=custom_id, kind="errored", message=short_detail(error.message, redact)
+            )
+        completion = _clean(completion, redact)
         completion.sent_params = handle.params_of(custom_id)
         return completion
     if kind == "errored":
         outer = result.get("error") if isinstance(result.get("error"), dict) else {}
         inner = outer.get("error") if isinstance(outer.get("error"), dict) else outer
-        error_type = str(inner.get("type") or "error")
+        error_type = short_detail(str(inner.get("type") or "error"), redact, 80)
+        detail = short_detail(str(inner.get("message") or "no detail"), redact)
         return BatchItemError(
             custom_id=custom_id,
             kind="errored",
-            message=f"{error_type}: {short(str(inner.get('message') or 'no detail'))}",
+            message=f"{error_type}: {detail}",
             retryable=error_type in TRANSIENT_ERROR_TYPES,
         )
     if kind in ("canceled", "expired"):
@@ -154,7 +202,22 @@ def item_result(line: dict[str, Any], handle: BatchHandle) -> Completion | Batch
             kind="cancelled" if kind == "canceled" else "expired",
             message=f"not run: {kind}",
         )
-    return BatchItemError(custom_id=custom_id, kind="errored", message=f"unknown result {kind!r}")
+    shown = short_detail(str(kind), redact, 80)
+    return BatchItemError(custom_id=custom_id, kind="errored", message=f"unknown result {shown!r}")
+
+
+def _refusal(endpoint: str, role: str, key_source: str | None, status: int, detail: str) -> str:
+    if status == 401 and key_source is None:
+        why = (
+            f"it answered HTTP 401 (a key is required) and no API key was sent to it: "
+            f"${ANTHROPIC_RULE.key_env} goes only to Anthropic's API "
+            f"(${ANTHROPIC_RULE.base_url_env}, else {ANTHROPIC_BASE_URL}). Name the variable "
+            f"holding this server's key with {key_flag(role)} VAR"
+        )
+    else:
+        key = f"${key_source}" if key_source else f"the variable named by {key_flag(role)}"
+        why = f"it answered HTTP {status} (check {key}, the model name and the base URL)"
+    return f"Anthropic batch API at {endpoint}: {why}. Server said: {detail}"
 
 
 class AnthropicBatchClient:
@@ -168,28 +231,37 @@ class AnthropicBatchClient:
         api_key: str | None,
         base_url: str = ANTHROPIC_BASE_URL,
         policy: RetryPolicy | None = None,
-        key_env: str = ANTHROPIC_KEY_ENV,
+        key_env: str | None = ANTHROPIC_KEY_ENV,
         prompt_cache: bool = True,
+        role: str = "model",
     ) -> None:
+        """`api_key` None: no credentials at all (the key rule of turnbench.backends.keys
+        decides, see make_batch_client); `key_env`: the variable the key came from."""
         self._sdk = import_sdk()
         self.model = model
         self.prompt_cache = prompt_cache
         self._policy = policy or RetryPolicy()
         self._base_url = base_url.rstrip("/")
+        key_source = (key_env or ANTHROPIC_KEY_ENV) if api_key else None
+        # The key is always explicit, so the SDK never falls back to credentials from the
+        # environment or profile files; without one, no Authorization or x-api-key header
+        # is sent at all (not even a placeholder).
+        no_key = {"Authorization": self._sdk.Omit(), "X-Api-Key": self._sdk.Omit()}
         self._client = self._sdk.AsyncAnthropic(
-            api_key=api_key or "no-key",  # explicit: never credentials from elsewhere
+            api_key=api_key or "unused",
             base_url=self._base_url,
             max_retries=0,
             timeout=self._policy.request_timeout,
+            default_headers=None if api_key else no_key,
         )
         self.endpoint = display_url(self._base_url) or ""
+        self._redact = Redactor([api_key or "", *url_secrets(base_url)])
         self._call = SDKCaller(
             self._sdk,
             self._policy,
-            redact=redactor(api_key),
-            fatal_message=lambda status, detail: (
-                f"Anthropic batch API at {self.endpoint} answered HTTP {status} (check "
-                f"{key_env}, the model name and the base URL). Server said: {detail}"
+            redact=self._redact,
+            fatal_message=lambda status, detail: _refusal(
+                self.endpoint, role, key_source, status, detail
             ),
         )
 
@@ -300,7 +372,7 @@ class AnthropicBatchClient:
         found: BatchResults = {}
         for line in jsonl_objects(await self._call("batch result download", download)):
             if line.get("custom_id") in handle.custom_ids:
-                found[str(line["custom_id"])] = item_result(line, handle)
+                found[str(line["custom_id"])] = item_result(line, handle, self._redact)
         return missing_errors(
             handle, found, "missing", "absent from the batch results", retryable=True
         )

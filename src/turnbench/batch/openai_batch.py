@@ -13,13 +13,21 @@ requests) and error_file_id (failed ones) and map every submitted custom_id.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from typing import Any
 
-from turnbench.backends.factory import display_url
-from turnbench.backends.openai_compat import is_reasoning_model
+from turnbench.backends.keys import DEFAULT_KEY_ENV, default_endpoint
+from turnbench.backends.openai_compat import is_reasoning_model, refusal_message
+from turnbench.backends.replies import (
+    MalformedReplyError,
+    Redactor,
+    parse_completion,
+    short_detail,
+)
 from turnbench.backends.retry import RetryPolicy, is_retryable_status
-from turnbench.backends.sdk_calls import GaveUp, Transient, redactor, run_with_retries, short
+from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.urls import display_url, same_endpoint, url_secrets
 from turnbench.batch.base import (
     BatchCounts,
     BatchHandle,
@@ -39,7 +47,7 @@ from turnbench.batch.base import (
 )
 from turnbench.batch.calls import SDKCaller
 from turnbench.errors import RequestFailedError
-from turnbench.types import Completion, RequestParams, TokenLogprob, TopLogprob, Usage
+from turnbench.types import Completion, RequestParams
 
 CHAT_PATH = "/v1/chat/completions"
 MAX_ITEMS = 50_000
@@ -73,71 +81,36 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _logprobs(choice: dict[str, Any]) -> list[TokenLogprob] | None:
-    content = (choice.get("logprobs") or {}).get("content")
-    if not isinstance(content, list):
-        return None
-    tokens = []
-    for entry in content:
-        if not isinstance(entry, dict):
-            continue
-        top = [
-            TopLogprob(token=str(t.get("token", "")), logprob=float(t.get("logprob", 0.0)))
-            for t in entry.get("top_logprobs") or []
-            if isinstance(t, dict)
-        ]
-        tokens.append(
-            TokenLogprob(
-                token=str(entry.get("token", "")),
-                logprob=float(entry.get("logprob", 0.0)),
-                top=top,
-            )
-        )
-    return tokens
+def completion_from_chat(body: Any, redact: Redactor | None = None) -> Completion:
+    """A chat.completion JSON body as a Completion, by the live path's own parser
+    (turnbench.backends.replies.parse_completion): null or missing content, no choices or a
+    body that is no object raise MalformedReplyError; server text is redacted of `redact`'s
+    secrets and made valid Unicode; usage counts are checked (cached prompt tokens kept)."""
+    return parse_completion(json.dumps(body).encode("utf-8"), redact or Redactor())
 
 
-def completion_from_chat(body: dict[str, Any]) -> Completion:
-    """A chat.completion JSON body as a Completion (usage with cached prompt tokens)."""
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ValueError("response has no choices")
-    choice = choices[0]
-    message = choice.get("message") or {}
-    content = message.get("content")
-    usage = body.get("usage") or {}
-    prompt = _int(usage.get("prompt_tokens"))
-    cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens"))
-    return Completion(
-        text=content if isinstance(content, str) else "",
-        finish_reason=choice.get("finish_reason"),
-        usage=Usage(
-            prompt_tokens=prompt,
-            completion_tokens=_int(usage.get("completion_tokens")),
-            cached_prompt_tokens=min(cached, prompt),
-        ),
-        reported_model=body.get("model"),
-        system_fingerprint=body.get("system_fingerprint"),
-        logprobs=_logprobs(choice),
-    )
-
-
-def _error_message(body: Any) -> str:
+def _error_message(body: Any, redact: Redactor) -> str:
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and error.get("message"):
-            return short(str(error["message"]))
-    return short(json.dumps(body)) if body is not None else "no detail"
+            return short_detail(str(error["message"]), redact)
+    return short_detail(json.dumps(body), redact) if body is not None else "no detail"
 
 
-def item_result(line: dict[str, Any], handle: BatchHandle) -> Completion | BatchItemError:
-    """One line of an output or error file, mapped."""
+def item_result(
+    line: dict[str, Any], handle: BatchHandle, redact: Redactor | None = None
+) -> Completion | BatchItemError:
+    """One line of an output or error file, mapped. A reply the live path would refuse
+    (malformed, `content: null`) is a retryable item error, never an empty answer; every
+    text kept is redacted of `redact`'s secrets (the key, credentials of the base URL)."""
+    redact = redact or Redactor()
     custom_id = str(line.get("custom_id"))
     error = line.get("error")
     response = line.get("response")
     if isinstance(error, dict) and not (isinstance(response, dict) and response.get("body")):
         code = str(error.get("code") or "")
         kind = {"batch_expired": "expired", "batch_cancelled": "cancelled"}.get(code, "errored")
-        message = short(str(error.get("message") or code or "failed"))
+        message = short_detail(str(error.get("message") or code or "failed"), redact)
         return BatchItemError(custom_id=custom_id, kind=kind, message=message)  # type: ignore[arg-type]
     if not isinstance(response, dict):
         return BatchItemError(custom_id=custom_id, kind="errored", message="no response")
@@ -148,14 +121,16 @@ def item_result(line: dict[str, Any], handle: BatchHandle) -> Completion | Batch
         return BatchItemError(
             custom_id=custom_id,
             kind="errored",
-            message=f"HTTP {code}: {_error_message(body)}",
+            message=f"HTTP {code}: {_error_message(body, redact)}",
             status_code=code,
             retryable=code is not None and is_retryable_status(code),
         )
     try:
-        completion = completion_from_chat(body if isinstance(body, dict) else {})
-    except ValueError as problem:
-        return BatchItemError(custom_id=custom_id, kind="errored", message=str(problem))
+        completion = completion_from_chat(body, redact)
+    except MalformedReplyError as problem:
+        return BatchItemError(
+            custom_id=custom_id, kind="errored", message=short_detail(str(problem), redact)
+        )
     completion.sent_params = handle.params_of(custom_id)
     return completion
 
@@ -191,28 +166,48 @@ class OpenAIBatchClient:
         base_url: str | None = None,
         policy: RetryPolicy | None = None,
         token_param: str = "auto",
-        key_env: str = "OPENAI_API_KEY",
+        key_env: str | None = DEFAULT_KEY_ENV,
+        role: str = "model",
     ) -> None:
+        """`api_key` None: no Authorization header at all (the key rule of
+        turnbench.backends.keys decides, see make_batch_client); `key_env`: the variable the
+        key came from. `base_url` None: the default endpoint ($OPENAI_BASE_URL, else
+        OpenAI). The SDK is never left to read credentials or headers from the
+        environment."""
         import openai
 
         self.model = model
         self.token_param = token_param
         self._sdk = openai
         self._policy = policy or RetryPolicy()
+        url = base_url or default_endpoint(os.environ)
+        key_source = (key_env or DEFAULT_KEY_ENV) if api_key else None
+        # Every request carries exactly this Authorization (or none): explicit per-request
+        # headers override what the SDK would add from its api_key or from
+        # $OPENAI_CUSTOM_HEADERS. The account headers it takes from $OPENAI_ORG_ID and
+        # $OPENAI_PROJECT_ID go only to the default endpoint, like the default key.
+        self._headers: dict[str, Any] = {
+            "Authorization": f"Bearer {api_key}" if api_key else openai.Omit()
+        }
+        if not same_endpoint(url, default_endpoint(os.environ)):
+            self._headers.update(
+                {"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
+            )
         self._client = openai.AsyncOpenAI(
-            api_key=api_key or "no-key",
-            base_url=base_url,
+            api_key=api_key or "unused",  # a string: the SDK never reads $OPENAI_API_KEY
+            base_url=url,
             max_retries=0,
             timeout=self._policy.request_timeout,
         )
         self.endpoint = display_url(str(self._client.base_url).rstrip("/")) or ""
+        self._redact = Redactor([api_key or "", *url_secrets(url)])
         self._call = SDKCaller(
             openai,
             self._policy,
-            redact=redactor(api_key),
+            redact=self._redact,
             fatal_message=lambda status, detail: (
-                f"OpenAI batch API at {self.endpoint} answered HTTP {status} (check {key_env}, "
-                f"the model name and the base URL). Server said: {detail}"
+                "OpenAI batch API: "
+                + refusal_message(role, self.endpoint, status, key_source, detail)
             ),
         )
 
@@ -238,6 +233,7 @@ class OpenAIBatchClient:
             lambda: self._client.files.create(
                 file=("turnbench-batch.jsonl", data.encode("utf-8"), "application/jsonl"),
                 purpose="batch",
+                extra_headers=self._headers,
             ),
         )
         custom_ids, sent = param_table(
@@ -286,6 +282,7 @@ class OpenAIBatchClient:
                     endpoint=CHAT_PATH,
                     completion_window="24h",
                     metadata={TOKEN_KEY: token},
+                    extra_headers=self._headers,
                 )
             except Exception as error:
                 mapped = self._call.mapped(error, "batch creation")
@@ -314,9 +311,11 @@ class OpenAIBatchClient:
         after: str | None = None
         for _ in range(pages):
             if after is None:
-                page = await self._client.batches.list(limit=LOOKBACK)
+                page = await self._client.batches.list(limit=LOOKBACK, extra_headers=self._headers)
             else:
-                page = await self._client.batches.list(limit=LOOKBACK, after=after)
+                page = await self._client.batches.list(
+                    limit=LOOKBACK, after=after, extra_headers=self._headers
+                )
             for batch in page.data:
                 if (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token:
                     return batch
@@ -328,13 +327,14 @@ class OpenAIBatchClient:
     async def poll(self, handle: BatchHandle) -> BatchStatus:
         check_handle(handle, self)
         batch = await self._call(
-            "batch status", lambda: self._client.batches.retrieve(handle.batch_id)
+            "batch status",
+            lambda: self._client.batches.retrieve(handle.batch_id, extra_headers=self._headers),
         )
         return _status(batch)
 
     async def _download(self, file_id: str) -> str:
         async def read() -> str:
-            content = await self._client.files.content(file_id)
+            content = await self._client.files.content(file_id, extra_headers=self._headers)
             return content.text
 
         return await self._call("batch result download", read)
@@ -342,7 +342,8 @@ class OpenAIBatchClient:
     async def results(self, handle: BatchHandle) -> BatchResults:
         check_handle(handle, self)
         batch = await self._call(
-            "batch status", lambda: self._client.batches.retrieve(handle.batch_id)
+            "batch status",
+            lambda: self._client.batches.retrieve(handle.batch_id, extra_headers=self._headers),
         )
         status = _status(batch)
         if not status.done:
@@ -353,10 +354,12 @@ class OpenAIBatchClient:
                 continue
             for line in jsonl_objects(await self._download(file_id)):
                 if line.get("custom_id") in handle.custom_ids:
-                    found[str(line["custom_id"])] = item_result(line, handle)
+                    found[str(line["custom_id"])] = item_result(line, handle, self._redact)
         if status.state == "failed":
             errors = getattr(getattr(batch, "errors", None), "data", None) or []
-            why = "; ".join(short(str(getattr(e, "message", e)), 200) for e in errors[:3])
+            why = "; ".join(
+                short_detail(str(getattr(e, "message", e)), self._redact, 200) for e in errors[:3]
+            )
             return missing_errors(
                 handle,
                 found,
@@ -375,7 +378,8 @@ class OpenAIBatchClient:
     async def cancel(self, handle: BatchHandle) -> BatchStatus:
         check_handle(handle, self)
         batch = await self._call(
-            "batch cancel", lambda: self._client.batches.cancel(handle.batch_id)
+            "batch cancel",
+            lambda: self._client.batches.cancel(handle.batch_id, extra_headers=self._headers),
         )
         return _status(batch)
 

@@ -9,7 +9,6 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from turnbench.cli.app import app
@@ -22,6 +21,8 @@ from turnbench.cli.flags import (
     parse_json_object,
 )
 from turnbench.errors import UserError
+from turnbench.terminal import cell, shown
+from turnbench.terminal import console as make_console
 
 SHARED = tuple(next(f for f in FLAGS if f.name == name) for name in AUDIT_SHARED)
 #: shared flags whose table default is a run's default, not the audit's
@@ -42,7 +43,9 @@ def _fmt(metric: Any) -> str:
 
 
 def print_audit(console: Console, audit: dict[str, Any]) -> None:
-    table = Table(title=f"Judge audit: {escape(audit['judge'])}", title_justify="left")
+    """The audit as a table. The judge's spec, notes and rules are external text: shown
+    plain (no markup, control characters made visible), like every command's."""
+    table = Table(title=cell(f"Judge audit: {audit['judge']}"), title_justify="left")
     table.add_column("metric")
     table.add_column("value [95% CI]", justify="right")
     table.add_column("unbiased judge", justify="right")
@@ -57,7 +60,7 @@ def print_audit(console: Console, audit: dict[str, Any]) -> None:
         rows.append((f"manipulation: {kind}", pair["without_guard"], "<= 0"))
         rows.append(("  with --judge-guard", pair["with_guard"], "<= 0"))
     for name, metric, ideal in rows:
-        table.add_row(escape(name), _fmt(metric), ideal)
+        table.add_row(cell(name), _fmt(metric), ideal)
     console.print(table)
     counts = audit["counts"]
     console.print(
@@ -65,10 +68,10 @@ def print_audit(console: Console, audit: dict[str, Any]) -> None:
         f"unparseable, {counts['pending']} pending; {audit['wall_seconds']:.0f} s"
     )
     for note in audit.get("notes", []):
-        console.print(f"[yellow]note:[/yellow] {escape(note)}")
+        console.print(f"[yellow]note:[/yellow] {shown(note)}")
     for check in audit.get("thresholds", []):
         state = "[red]FAILED[/red]" if check["failed"] else "[green]ok[/green]"
-        console.print(f"--fail-if {escape(check['rule'])}: {state} (value {check['value']})")
+        console.print(f"--fail-if {shown(check['rule'])}: {state} (value {shown(check['value'])})")
 
 
 def audit_judge(ctx: typer.Context, **params: Any) -> None:
@@ -109,7 +112,7 @@ def audit_judge(ctx: typer.Context, **params: Any) -> None:
         options = AuditOptions(judge=judges[0], **values)
     except ValidationError as error:
         raise UserError(f"invalid options: {describe_validation_error(error)}") from None
-    console = Console(highlight=False)
+    console = make_console()
     factory = None
     if not params.get("no_progress") and sys.stderr.isatty():
 
@@ -125,9 +128,9 @@ def audit_judge(ctx: typer.Context, **params: Any) -> None:
     )
     print_audit(console, result.audit)
     if result.message:
-        console.print(f"[red]{escape(result.message)}[/red]")
+        console.print(f"[red]{shown(result.message)}[/red]")
     state = "complete" if result.audit["complete"] else "[red]incomplete[/red]"
-    console.print(f"Audit {state}: {escape(str(result.out / 'audit.json'))}")
+    console.print(f"Audit {state}: {shown(result.out / 'audit.json')}")
     if not result.audit["complete"]:
         console.print("Re-run the same command to resume; finished judgments are kept.")
     raise typer.Exit(result.exit_code)

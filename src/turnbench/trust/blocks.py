@@ -172,14 +172,18 @@ def panel_agreement(panel: PanelItems) -> dict[str, Any]:
     return result
 
 
-def length_rows(model: str, items: Sequence[JudgedTurn], answer: AnswerLookup) -> list[LengthRow]:
+def length_rows(
+    model: str, items: Sequence[JudgedTurn], length: Callable[[SampleId, int], int | None]
+) -> list[LengthRow]:
+    """One row per rated item: its answer's length in characters (`length` looks it up) and
+    its score."""
     rows = []
     for item in items:
         if not is_rating(item):
             continue
-        text = answer(item.sample.id, item.turn)
-        if text is not None:
-            rows.append(LengthRow(model, item_id(item), len(text), float(item.score)))  # type: ignore[arg-type]
+        chars = length(item.sample.id, item.turn)
+        if chars is not None:
+            rows.append(LengthRow(model, item_id(item), chars, float(item.score)))  # type: ignore[arg-type]
     return rows
 
 
