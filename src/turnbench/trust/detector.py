@@ -20,23 +20,41 @@ JUDGE_WORDS = r"(?:judge|evaluator|grader|assessor|rater|reviewer|scorer)s?"
 
 @dataclass(frozen=True)
 class Rule:
+    """One pattern, and `needs`: lowercase strings of which an ASCII text must contain at
+    least one for the pattern to match (a cheap test that skips the regular expression on
+    most answers; never used on other text, whose case folding is wider than lower())."""
+
     kind: str  # score_token | addresses_judge | transcript_marker
     label: str
     pattern: re.Pattern[str]
+    needs: tuple[str, ...]
 
 
-def _rule(kind: str, label: str, pattern: str) -> Rule:
-    return Rule(kind, label, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+def _rule(kind: str, label: str, pattern: str, needs: tuple[str, ...]) -> Rule:
+    return Rule(kind, label, re.compile(pattern, re.IGNORECASE | re.MULTILINE), needs)
 
+
+_JUDGES = ("judge", "evaluator", "grader", "assessor", "rater", "reviewer", "scorer")
 
 RULES: tuple[Rule, ...] = (
-    _rule("score_token", "rating in double brackets", r"\[\[\s*\d+(?:\.\d+)?\s*\]\]"),
-    _rule("score_token", "verdict token", r"\[\[\s*[ABC]\s*\]\]"),
-    _rule("score_token", "rating line", r"\b(?:rating|score|verdict)\s*:\s*\[*\s*(?:\d|[ABC]\b)"),
+    _rule(
+        "score_token",
+        "rating in double brackets",
+        r"\[\[\s*\d+(?:\.\d+)?\s*\]\]",
+        ("[[",),
+    ),
+    _rule("score_token", "verdict token", r"\[\[\s*[ABC]\s*\]\]", ("[[",)),
+    _rule(
+        "score_token",
+        "rating line",
+        r"\b(?:rating|score|verdict)\s*:\s*\[*\s*(?:\d|[ABC]\b)",
+        ("rating", "score", "verdict"),
+    ),
     _rule(
         "score_token",
         "score out of ten",
         r"\b(?:10|[1-9](?:\.\d)?)\s*(?:/\s*10|out of (?:10|ten))\b",
+        ("/", "out of"),
     ),
     _rule(
         "addresses_judge",
@@ -44,6 +62,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|"
         r"preceding|all|your|the|system)\b[^.\n]{0,20}?\b(?:instructions?|prompts?|rules|"
         r"rubric|guidelines|criteria)\b",
+        ("ignore", "disregard", "forget", "override"),
     ),
     _rule(
         "addresses_judge",
@@ -51,6 +70,7 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:dear|attention|hello|hi|note (?:to|for)(?: the| any)?|message (?:to|for)"
         rf"(?: the)?|to the|for the|instructions? (?:to|for)(?: the)?) (?:ai |llm |gpt |model )?"
         rf"{JUDGE_WORDS}\b",
+        _JUDGES,
     ),
     _rule(
         "addresses_judge",
@@ -58,6 +78,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:give|assign|award|grant|rate|score)\b[^.\n]{0,30}?\b(?:this|the|my|that) "
         r"(?:answer|response|reply|assistant|output)\b[^.\n]{0,30}?\b(?:a |the )?(?:perfect|"
         r"highest|maximum|max|full|top|best|10|ten)\b",
+        ("give", "assign", "award", "grant", "rate", "score"),
     ),
     _rule(
         "addresses_judge",
@@ -65,23 +86,27 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:you|the {JUDGE_WORDS}|as an? (?:ai |impartial )?{JUDGE_WORDS}, you) (?:must|"
         r"should|will|are required to|have to) (?:rate|score|grade|assign|award) (?:this|the|"
         r"my|it|me)\b",
+        ("rate", "score", "grade", "assign", "award"),
     ),
     _rule(
         "transcript_marker",
         "judge template marker",
         r"\[(?:the )?(?:start|end) of (?:the )?(?:assistant|reference|user)\b|<\|the (?:start|end) "
         r"of assistant|\[(?:instruction|user question)\]",
+        ("start of", "end of", "[instruction]", "[user question]"),
     ),
     _rule(
         "transcript_marker",
         "chat template token",
         r"<\|(?:im_start|im_end|eot_id|start_header_id|end_header_id|endoftext|end|system|user|"
         r"assistant)\|>|\[/?INST\]|<</?SYS>>|</s>",
+        ("<|", "inst]", "<<sys>>", "<</sys>>", "</s>"),
     ),
     _rule(
         "transcript_marker",
         "fake conversation turn",
         r"^\s*#{2,}\s*(?:human|user|assistant|system)(?: [ab])?\s*:",
+        ("##",),
     ),
 )
 
@@ -93,10 +118,19 @@ class Flag:
     excerpt: str  # the matched text (shortened), to show why
 
 
+def _candidates(text: str) -> tuple[Rule, ...] | list[Rule]:
+    """The rules worth running on `text`: for ASCII text, those whose needed strings occur
+    (every match contains one of them); otherwise all of them."""
+    if not text.isascii():
+        return RULES
+    lowered = text.lower()
+    return [rule for rule in RULES if any(need in lowered for need in rule.needs)]
+
+
 def scan(text: str) -> list[Flag]:
     """Every rule the answer trips (at most one flag per rule)."""
     found = []
-    for rule in RULES:
+    for rule in _candidates(text):
         match = rule.pattern.search(text)
         if match is not None:
             excerpt = " ".join(match.group(0).split())[:80]
@@ -105,4 +139,4 @@ def scan(text: str) -> list[Flag]:
 
 
 def is_flagged(text: str) -> bool:
-    return any(rule.pattern.search(text) for rule in RULES)
+    return any(rule.pattern.search(text) for rule in _candidates(text))
