@@ -143,6 +143,7 @@ class AnswerDone:
     origin: str
     digest: bytes
     text: str | None  # generated answers only (later turns are built on them)
+    chars: int = 0  # the answer's length in characters (length-aware scores need no text)
     finish_reason: str | None = None
     unclosed_think: bool = False  # cut off inside <think> (judged as empty; counted)
     offset: int = -1  # where its line starts in the log (readers fetch the record again)
@@ -225,6 +226,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         origin=record.origin,
         digest=text_digest(record.text),
         text=record.text if record.origin == "generated" else None,
+        chars=len(record.text),
         finish_reason=record.finish_reason,
         unclosed_think=bool(record.meta.get(UNCLOSED_THINK)),
     )

@@ -509,7 +509,12 @@ class LogView:
         kept for every model (a few bytes per answer), unlike the texts."""
         lengths = self._lengths.get(model)
         if lengths is None:
-            lengths = {item: len(text) for item, text in self.answer_texts(model).items()}
+            # from the index: no answer text is read again
+            lengths = {
+                (done.sample_id, done.turn): done.chars
+                for done in self.done.values()
+                if isinstance(done, AnswerDone) and done.model == model
+            }
             self._lengths[model] = lengths
         return lambda sample_id, turn: lengths.get((sample_id, turn))
 
