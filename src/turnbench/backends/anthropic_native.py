@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from turnbench.backends.base import BackendStats
@@ -48,6 +49,7 @@ from turnbench.backends.endpoints import (
     EndpointPool,
     FixedLimit,
 )
+from turnbench.backends.replies import fix_text
 from turnbench.backends.retry import RetryPolicy
 from turnbench.backends.sdk_calls import (
     GaveUp,
@@ -165,7 +167,7 @@ def to_completion(message: Any) -> Completion:
     """A Messages API reply (SDK object or plain dict) as a Completion."""
     content = _get(message, "content")
     if not isinstance(content, list):
-        raise Transient("response has no content list")
+        raise Transient("malformed response: the message has no content list")
     texts = [_get(block, "text") for block in content if _get(block, "type") == "text"]
     if any(not isinstance(text, str) for text in texts):
         raise Transient("malformed response: a text block without text")
@@ -177,6 +179,19 @@ def to_completion(message: Any) -> Completion:
         usage=to_usage(_get(message, "usage")),
         reported_model=_get(message, "model"),
     )
+
+
+def clean_reply(completion: Completion, redact: Callable[[str], str]) -> Completion:
+    """Server text made safe to keep (live replies and batch results alike): secrets
+    redacted, lone surrogates replaced, short fields bounded."""
+    completion.text = fix_text(redact(completion.text))
+    for name in ("finish_reason", "reported_model"):
+        value = getattr(completion, name)
+        if isinstance(value, str):
+            setattr(completion, name, fix_text(redact(value))[:200])
+        elif value is not None:
+            setattr(completion, name, None)
+    return completion
 
 
 def fatal_message(
@@ -369,11 +384,8 @@ class AnthropicBackend:
                 if isinstance(mapped, FatalBackendError):
                     self._fatal = mapped
                 raise mapped from None
-            completion = to_completion(message)
             # a key echoed back by the server never reaches the log or the terminal
-            completion.text = self._redact(completion.text)
-            if completion.reported_model:
-                completion.reported_model = self._redact(str(completion.reported_model))
+            completion = clean_reply(to_completion(message), self._redact)
         except Transient as error:
             self.stats.last_error = error.message
             congested = self.adaptive and (error.congestion or error.message == "timed out")

@@ -22,13 +22,14 @@ from turnbench.backends.anthropic_native import (
     ANTHROPIC_BASE_URL,
     ANTHROPIC_KEY_ENV,
     build_request,
+    clean_reply,
     import_sdk,
     sampling_fields,
     to_completion,
 )
 from turnbench.backends.factory import display_url
 from turnbench.backends.keys import ANTHROPIC_RULE, key_flag
-from turnbench.backends.replies import Redactor, fix_text, short_detail
+from turnbench.backends.replies import Redactor, short_detail
 from turnbench.backends.retry import RetryPolicy
 from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
 from turnbench.backends.urls import url_secrets
@@ -130,35 +131,6 @@ def _pick(candidates: list[str], intent: BatchIntent) -> BatchHandle | None:
     )
 
 
-def _malformed(message: Any) -> str | None:
-    """Why a succeeded result's message is no usable reply (content null or missing, a text
-    block whose text is null: the Messages form of a chat reply's `content: null`), or
-    None."""
-    if not isinstance(message, dict):
-        return "the result has no message"
-    content = message.get("content")
-    if not isinstance(content, list):
-        return "the message content is null" if content is None else "content is not a list"
-    for block in content:
-        text_block = isinstance(block, dict) and block.get("type") == "text"
-        if text_block and not isinstance(block.get("text"), str):
-            return "a text block has no text"
-    return None
-
-
-def _clean(completion: Completion, redact: Redactor) -> Completion:
-    """Server text made safe to keep, as the live path does: secrets redacted, lone
-    surrogates replaced."""
-    completion.text = fix_text(redact(completion.text))
-    for name in ("finish_reason", "reported_model"):
-        value = getattr(completion, name)
-        if isinstance(value, str):
-            setattr(completion, name, fix_text(redact(value))[:200])
-        elif value is not None:
-            setattr(completion, name, None)
-    return completion
-
-
 def item_result(
     line: dict[str, Any], handle: BatchHandle, redact: Redactor | None = None
 ) -> Completion | BatchItemError:
@@ -170,19 +142,13 @@ def item_result(
     result = line.get("result") if isinstance(line.get("result"), dict) else {}
     kind = result.get("type")
     if kind == "succeeded":
-        message = result.get("message")
-        problem = _malformed(message)
-        if problem is not None:
-            return BatchItemError(
-                custom_id=custom_id, kind="errored", message=f"malformed response: {problem}"
-            )
-        try:
-            completion = to_completion(message)
+        try:  # the live path's reading: null or missing content is malformed, not ""
+            completion = to_completion(result.get("message"))
         except Transient as error:
             return BatchItemError(
                 custom_id=custom_id, kind="errored", message=short_detail(error.message, redact)
             )
-        completion = _clean(completion, redact)
+        completion = clean_reply(completion, redact)
         completion.sent_params = handle.params_of(custom_id)
         return completion
     if kind == "errored":
