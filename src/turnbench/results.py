@@ -1020,28 +1020,22 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def write_results(directory: Path, results: dict[str, Any]) -> Path:
-    """Write DIR/results.json whole or not at all: into a new temporary file beside it
-    (created exclusively, so no link is followed), then renamed over it. The rename replaces
-    the name itself, so a symbolic link planted at results.json is replaced, never written
-    through. A directory in its place, a full disk or a refused permission raise
-    RunDirectoryError (one message, exit 7) with the temporary file removed; the log is not
-    touched here, so re-running the same command writes the results again."""
+def write_file_atomically(directory: Path, name: str, data: bytes) -> Path:
+    """Write DIR/NAME whole or not at all: into a new temporary file beside it (created
+    exclusively, so no link is followed), then renamed over it. The rename replaces the name
+    itself, so a symbolic link planted there is replaced, never written through. Raises
+    OSError (EISDIR for a directory in its place) with the temporary file removed."""
     import contextlib
     import errno
     import stat
 
-    from turnbench.errors import RunDirectoryError  # (local: this function's own needs)
-
-    target = directory / RESULTS_NAME
-    text = json.dumps(_finite(results), indent=2, ensure_ascii=False, allow_nan=False)
-    data = (text + "\n").encode("utf-8")
+    target = directory / name
     temporary: str | None = None
     try:
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISDIR(os.lstat(target).st_mode):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".results-")
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.stem}-")
         try:
             if hasattr(os, "fchmod"):
                 os.fchmod(handle, 0o644)  # (the descriptor: no name to swap for a link)
@@ -1057,12 +1051,27 @@ def write_results(directory: Path, results: dict[str, Any]) -> Path:
             os.chmod(temporary, 0o644)
         os.replace(temporary, target)
         temporary = None
-    except BaseException as error:
+    finally:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-        if not isinstance(error, OSError):
-            raise
+    return target
+
+
+def write_results(directory: Path, results: dict[str, Any]) -> Path:
+    """Write DIR/results.json whole or not at all (`write_file_atomically`). A directory in
+    its place, a full disk or a refused permission raise RunDirectoryError (one message,
+    exit 7); the log is not touched here, so re-running the same command writes the results
+    again."""
+    import errno
+
+    from turnbench.errors import RunDirectoryError  # (local: this function's own needs)
+
+    target = directory / RESULTS_NAME
+    text = json.dumps(_finite(results), indent=2, ensure_ascii=False, allow_nan=False)
+    try:
+        return write_file_atomically(directory, RESULTS_NAME, (text + "\n").encode("utf-8"))
+    except OSError as error:
         if error.errno == errno.EISDIR:
             reason = f"{target} is a directory; turnbench writes the run's results there as a file"
         else:
@@ -1073,4 +1082,3 @@ def write_results(directory: Path, results: dict[str, Any]) -> Path:
             f"{reason}. The log is kept; fix the cause and re-run the same command to write the "
             "results."
         ) from None
-    return target

@@ -135,7 +135,7 @@ def _os_error(path: Path, action: str, error: OSError) -> RunDirectoryError:
     return RunDirectoryError(f"cannot {action} {path}: {reason}")
 
 
-def _open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | None:
+def open_regular(path: Path, flags: int, *, missing_ok: bool = False) -> int | None:
     """Open `path` without following a symbolic link; refuse anything but a regular file.
 
     With O_NOFOLLOW (Linux, macOS, BSD) the kernel refuses a link as the last component.
@@ -366,7 +366,7 @@ def scan_records(path: Path, sink: Sink, warn: Warn | None = None) -> int | None
     """Feed every readable record of the log at `path` to `sink(record, offset, length)`,
     in order, without holding the log in memory; returns the torn last line's offset (None
     if intact). A missing log has no records. Refusals as `read_records`."""
-    fd = _open_regular(path, os.O_RDONLY, missing_ok=True)
+    fd = open_regular(path, os.O_RDONLY, missing_ok=True)
     if fd is None:
         return None
     try:
@@ -437,7 +437,7 @@ class RunLog:
     def _open_log(self) -> None:
         """Open the log once (read and append through the same descriptor, so the file read
         is the file written), fold it into the index line by line and repair its end."""
-        self._fd = _open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        self._fd = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         assert self._fd is not None
         index = LogIndex()
         scanner = _Scanner(self.path, self._warn, lambda record, _o, _n: index.add(record))
@@ -474,7 +474,7 @@ class RunLog:
 
     def _acquire_lock(self) -> None:
         lock_path = self.directory / LOCK_NAME
-        fd = _open_regular(lock_path, os.O_RDWR | os.O_CREAT)
+        fd = open_regular(lock_path, os.O_RDWR | os.O_CREAT)
         assert fd is not None
         try:
             lock = _platform_lock()
@@ -559,7 +559,7 @@ class RunLog:
         """Every readable record, read again from the file (tests and small logs; a large
         log is read through `index` or `scan_records`, never held whole)."""
         records: list[LogRecord] = []
-        fd = _open_regular(self.path, os.O_RDONLY, missing_ok=True)
+        fd = open_regular(self.path, os.O_RDONLY, missing_ok=True)
         if fd is None:
             return records
         try:

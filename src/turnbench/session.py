@@ -35,6 +35,7 @@ from turnbench.runlog import RunLog, config_record
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import SamplingConfig
+from turnbench.uptodate import STATE_NAME, forget_state, input_digest, save_state, unchanged_results
 
 if TYPE_CHECKING:
     from turnbench.batching import BatchQueue
@@ -367,6 +368,9 @@ class Session:
 
     # -- the run ---------------------------------------------------------------------------
     async def run(self) -> RunResult:
+        unchanged = self._unchanged_run()
+        if unchanged is not None:
+            return unchanged
         prepared = self.prepare()
         out = self.options.out
         if out is None:
@@ -426,12 +430,46 @@ class Session:
                     outcome = RunOutcome("interrupted", "interrupted: the run was cancelled")
                 finally:
                     progress.stop()
-                return self._finish(log, prepared, outcome, cancelled)
+                done_all = all(keys <= ctx.done.keys() for keys in planned.values())
+                vouch = done_all and not queues and not self.warnings
+                return self._finish(log, prepared, outcome, cancelled, vouch=vouch)
         finally:
             for queue in queues.values():
                 await queue.aclose()
             for backend in backends.values():
                 await backend.aclose()
+
+    def _unchanged_run(self) -> RunResult | None:
+        """The results of a complete run that nothing has changed since, without reading
+        its log (`uptodate`); None when there is anything to (re)compute or send."""
+        options = self.options
+        if options.out is None or options.judge_batch or options.model_batch:
+            return None
+        if not (options.out / STATE_NAME).exists():
+            return None
+        try:
+            cls = benchmark_class(options.benchmark)
+            locator = DataLocator(options.data_dir, allow_download=False)
+            cls.locate_files(locator)
+        except (UserError, OSError):
+            return None  # the full path says what is wrong
+        inputs = input_digest(options, self.mode, cls.__module__, locator.checksums)
+        results = unchanged_results(options.out, inputs)
+        if results is None:
+            return None
+        if self._announce is not None:
+            self._announce(
+                f"{options.out}: complete, and nothing has changed since (settings, data, "
+                "answers, log); its results are as written then"
+            )
+        outcome = RunOutcome("finished", None)
+        return RunResult(
+            out=options.out,
+            results=results,
+            status="finished",
+            message=outcome.message,
+            exit_code=self.exit_code(results, outcome),
+        )
 
     def _batch_queues(self, log: RunLog, judges: list[Judge]) -> dict[str, BatchQueue]:
         """A provider batch queue per batched role: "model" and judge ids."""
@@ -489,8 +527,16 @@ class Session:
         return max([MIN_ACTIVE_JOBS, *(4 * size for size in sizes)])
 
     def _finish(
-        self, log: RunLog, prepared: Prepared, outcome: RunOutcome, cancelled: bool
+        self,
+        log: RunLog,
+        prepared: Prepared,
+        outcome: RunOutcome,
+        cancelled: bool,
+        *,
+        vouch: bool = False,
     ) -> RunResult:
+        """Results from the log; `vouch`: every planned item is done and nothing went wrong,
+        so a complete run's results.json is vouched for (`uptodate`)."""
         log.sync()
         status = outcome.status
         notes: dict[str, Any] = {}
@@ -508,6 +554,18 @@ class Session:
             prices=prepared.prices,
         )
         write_results(log.directory, results)
+        inputs = None
+        if vouch and status == "finished" and results.get("complete") and not self.warnings:
+            inputs = input_digest(
+                self.options,
+                self.mode,
+                type(prepared.benchmark).__module__,
+                prepared.config.data_sha256,
+            )
+        if inputs is not None:
+            save_state(log.directory, inputs)
+        else:
+            forget_state(log.directory)
         result = RunResult(
             out=log.directory,
             results=results,

@@ -94,12 +94,22 @@ def test_rerun_resumes_without_new_requests(fake_server, env, tmp_path):
     again = run_cli(run_args(fake_server, out, "--limit", "1"), env)
     assert again.returncode == 0, again.stderr
     assert len(fake_server.requests) == sent
+    assert "nothing has changed since" in again.stdout  # complete and unchanged: not re-read
+
+    def configs() -> int:
+        lines = (out / "log.jsonl").read_text().splitlines()
+        return [json.loads(line)["kind"] for line in lines].count("config")
+
+    assert configs() == 1
+    (out / "results.state.json").unlink()  # the log is read again and nothing is sent
+    again = run_cli(run_args(fake_server, out, "--limit", "1"), env)
+    assert again.returncode == 0, again.stderr
+    assert len(fake_server.requests) == sent
     after = json.loads((out / "results.json").read_text())
     assert after["overall"] == before["overall"] and after["counts"] == before["counts"]
-    # two invocations: two config records, each with its own key, like every other record
+    # two invocations that read the log: two config records, each with its own key
     assert_log_keys(out / "log.jsonl")
-    kinds = [json.loads(line)["kind"] for line in (out / "log.jsonl").read_text().splitlines()]
-    assert kinds.count("config") == 2
+    assert configs() == 2
 
 
 def test_kill_and_resume_never_repeats_finished_work(env, tmp_path):
