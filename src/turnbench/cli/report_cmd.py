@@ -1,7 +1,7 @@
 """`turnbench report`, `turnbench compare` and `turnbench export`: reading finished runs.
 
 None of these sends a request or changes a run directory's log. Heavy imports (numpy,
-matplotlib) happen inside the commands, so CLI start-up stays fast.
+the report modules) happen inside the commands, so CLI start-up stays fast.
 """
 
 from __future__ import annotations
