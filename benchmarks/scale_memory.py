@@ -8,8 +8,13 @@ resident memory (`ru_maxrss` of that one child, from os.wait4) and its wall time
 own:
 
 1. `turnbench judge --benchmark mt-bench-101 --answers DIR ...` (the run: 28,920 judgments);
-2. the same command again (the resume: everything is done, nothing is sent);
-3. `turnbench report RUN` (the HTML report and whatever it writes beside it).
+2. the same command again (the resume: everything is done, nothing is sent). The run
+   finished complete, so its results.state.json vouches for results.json and this resume
+   reads neither the log nor the answer files (`turnbench.uptodate`);
+3. the same command once more after removing results.state.json (a "full" resume: the log
+   is read into its index, the answers are checked against it and the results computed
+   anew, which is what a resume after any change costs);
+4. `turnbench report RUN` (the HTML report and whatever it writes beside it).
 
 Goals (issue 14, item 7): at most 300 MB resident for each; the resume within 2.5 s; the
 report within 4 s and at most 6 MB of HTML in the report file.
@@ -169,15 +174,20 @@ def main() -> None:
                 flush=True,
             )
             for index in range(args.rounds):
-                wall, peak, code, tail = measured(command, env)
-                if code != 0:
-                    raise SystemExit(f"the resume failed ({code}):\n{tail}")
-                print(
-                    f"resume  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
-                    "  (goal <= 2.5 s, <= 300 MB)"
-                    f"  [round {index + 1}]",
-                    flush=True,
-                )
+                for kind in ("resume", "full"):
+                    if kind == "full":
+                        (run / "results.state.json").unlink()
+                    elif not (run / "results.state.json").is_file():
+                        raise SystemExit("the complete run wrote no results.state.json")
+                    wall, peak, code, tail = measured(command, env)
+                    if code != 0:
+                        raise SystemExit(f"the {kind} resume failed ({code}):\n{tail}")
+                    print(
+                        f"{kind:7} {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                        + ("  (goal <= 2.5 s, <= 300 MB)" if kind == "resume" else "")
+                        + f"  [round {index + 1}]",
+                        flush=True,
+                    )
         finally:
             server.terminate()
             server.wait(timeout=10)

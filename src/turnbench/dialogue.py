@@ -222,6 +222,19 @@ class Work:
             return self._run_jobs(ctx, judges)
         return self._judge_jobs(ctx, judges)
 
+    def _judged(
+        self, ctx: RunContext, judges: Sequence[Judge], model: str, sample: Sample, turn: int
+    ) -> bool:
+        """Whether every judgment of this turn is in the log already (a resume)."""
+        done = ctx.done
+        return all(
+            judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=repeat)
+            in done
+            for criterion in self._criteria(sample, turn)
+            for judge in judges
+            for repeat in range(self.repeats)
+        )
+
     async def _judge_answer(
         self,
         ctx: RunContext,
@@ -232,14 +245,7 @@ class Work:
         earlier: Sequence[Pair],
         answer: str,
     ) -> None:
-        done = ctx.done
-        if all(
-            judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=repeat)
-            in done
-            for criterion in self._criteria(sample, turn)
-            for judge in judges
-            for repeat in range(self.repeats)
-        ):
+        if self._judged(ctx, judges, model, sample, turn):
             return  # a resume: nothing to render or ask for this turn
         benchmark = self.benchmark
         plain = benchmark.judge_tasks(sample, turn, earlier, answer)
@@ -349,18 +355,25 @@ class Work:
 
         async def one(answer_set: AnswerSet, sample: Sample) -> None:
             own = self._import(ctx, answer_set, sample)
+            model = answer_set.model
+            # (turns judged already get no task: a resume of a large run has tens of thousands)
+            pending = [
+                turn
+                for turn in sample.judged_turns()
+                if not self._judged(ctx, judges, model, sample, turn)
+            ]
             await asyncio.gather(
                 *(
                     self._judge_answer(
                         ctx,
                         judges,
-                        answer_set.model,
+                        model,
                         sample,
                         turn,
                         earlier_pairs(sample, turn, history, own),
                         own[turn],
                     )
-                    for turn in sample.judged_turns()
+                    for turn in pending
                 )
             )
 

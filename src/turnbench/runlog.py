@@ -30,6 +30,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
+from turnbench.gcpause import collector_paused
 from turnbench.keys import config_key
 from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
@@ -305,6 +306,10 @@ class _Scanner:
         self.last_byte = b""
 
     def scan(self, fd: int) -> _Scanner:
+        with collector_paused():  # records and their index entries form no cycles
+            return self._scan(fd)
+
+    def _scan(self, fd: int) -> _Scanner:
         try:
             os.lseek(fd, 0, os.SEEK_SET)
             pending: list[bytes] = []

@@ -27,6 +27,7 @@ from turnbench.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_c
 from turnbench.data import DataLocator
 from turnbench.dialogue import Estimate, Work
 from turnbench.errors import FatalBackendError, UserError
+from turnbench.gcpause import collector_paused
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
 from turnbench.prices import PriceTable, load_prices
@@ -208,7 +209,8 @@ class Session:
         answer_sets = []
         if self.mode == "judge":
             assert options.answers is not None
-            answer_sets = load_answer_sets(benchmark, options.answers)
+            with collector_paused():  # many answers, no cycles
+                answer_sets = load_answer_sets(benchmark, options.answers)
         work = Work(
             benchmark=benchmark,
             judges=judges,
@@ -543,16 +545,17 @@ class Session:
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
-        results = build_results(
-            prepared.work,
-            prepared.config,
-            log.index,
-            when=timing(log.index, time.time()),
-            log_path=log.path,
-            stopped=None if status == "finished" else status,
-            notes=notes,
-            prices=prepared.prices,
-        )
+        with collector_paused():
+            results = build_results(
+                prepared.work,
+                prepared.config,
+                log.index,
+                when=timing(log.index, time.time()),
+                log_path=log.path,
+                stopped=None if status == "finished" else status,
+                notes=notes,
+                prices=prepared.prices,
+            )
         write_results(log.directory, results)
         inputs = None
         if vouch and status == "finished" and results.get("complete") and not self.warnings:

@@ -71,6 +71,7 @@ def test_a_full_disk_while_writing_results_is_one_clear_message(env, tmp_path, c
 
     with FakeServer() as server:
         before = _finished(server, out, env)
+        (out / "results.state.json").unlink()  # else the unchanged run's results are reused
         written = (out / RESULTS).read_bytes()
         monkeypatch.setattr(os, "write", full_on_results)
         full = invoke(run_args(server.base_url, out), env, capsys, monkeypatch)
