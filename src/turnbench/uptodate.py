@@ -5,8 +5,9 @@ reading the whole log (an 8-model MT-Bench-101 run writes over 180 MB), every an
 the benchmark data, and scoring it all again: many seconds for an answer known in advance.
 So the invocation that finishes a run with nothing left to do writes `results.state.json`
 beside results.json: a digest of everything the results were computed from (the settings,
-turnbench's own code, the benchmark data, the answer files and side files, the log) and of
-results.json itself. The next invocation with the same digests returns that results.json.
+turnbench's own code, the versions of Python and numpy, the benchmark data, the answer and
+side files, the log) and of results.json itself. The next invocation with the same digests
+returns that results.json.
 
 Every input is compared by content (SHA-256), never by time stamps, so a copied or touched
 run directory is simply recomputed, and any change (one log line, one answer, a new
@@ -23,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -106,6 +108,21 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
+@cache
+def runtime_versions() -> dict[str, str]:
+    """Python and the libraries whose upgrade could change a number (numpy draws the
+    bootstrap resamples), read from package metadata (importing numpy costs 0.2 s)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": sys.version}
+    for name in ("numpy", "pydantic", "pydantic-core"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "absent"
+    return found
+
+
 def _answers_sha256(path: Path) -> dict[str, str]:
     """Every answer source `--answers` names: a file's bytes, a run directory's log."""
     digests = {}
@@ -135,6 +152,7 @@ def input_digest(
         "mode": mode,
         "options": _OPTIONS.dump_python(options, mode="json"),
         "code": code_digest(),
+        "runtime": runtime_versions(),
         "data": dict(sorted(data_sha256.items())),
         "answers": answers,
         "side_files": side_files,
