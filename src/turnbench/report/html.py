@@ -31,6 +31,7 @@ from turnbench.report.browser import (
 )
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
+from turnbench.report.parallel import forked
 from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
 from turnbench.report.trust import trust_section
 from turnbench.rundir import Entry, Run
@@ -39,6 +40,8 @@ MAX_COMPARISONS = 8
 TOP_MOVERS = 10
 
 Warn = Callable[[str], None]
+# answers + judgments from which the dialogue pages are rendered in a second process
+PARALLEL_ITEMS = 4000
 
 
 @dataclass
@@ -53,6 +56,8 @@ class ReportOptions:
     inline_limit: int = INLINE_LIMIT  # bytes of dialogues kept in the report file itself
     page_limit: int = PAGE_LIMIT  # bytes of dialogues per page file
     pages: Pages | None = None  # set by build_report when `out` is given
+    # dialogues rendered in a second process: None = when the report is large (Linux)
+    parallel: bool | None = None
 
 
 def _keys(entries: list[Entry], field_name: str) -> list[str]:
@@ -691,6 +696,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             + _spending(runs),
         )
     )
+    dialogues = _dialogues_started(runs, entries, benchmarks, options, warn)
     for benchmark in benchmarks:
         single = [e for e in entries if e.run.benchmark == benchmark and not e.run.pairwise]
         if single:
@@ -715,10 +721,10 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
     if trust:
         toc.append(("trust", "Judge trust"))
         sections.append(section("trust", "Judge trust", trust))
-    for number, benchmark in enumerate(benchmarks, start=1):
-        bench_runs = [run for run in runs if run.benchmark == benchmark]
-        bench_entries = [e for e in entries if e.run.benchmark == benchmark]
-        texts = _texts(benchmark, bench_runs, options, warn)
+    browsers, written = dialogues()
+    if options.pages is not None:
+        options.pages.written[:] = written  # (the pages a child process wrote)
+    for benchmark, browser in zip(benchmarks, browsers, strict=True):
         ident = f"dialogues-{benchmark}"
         toc.append((ident, f"{benchmark} dialogues"))
         sections.append(
@@ -728,8 +734,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
                 '<p class="small muted">Every sample with each turn\'s question and every '
                 "model's answer side by side; open a sample to read it, and the judge's "
                 "explanation under each answer. The score filter keeps samples with at least "
-                "one turn scored in the range.</p>"
-                + dialogue_browser(benchmark, bench_entries, texts, options.pages, number),
+                "one turn scored in the range.</p>" + browser,
             )
         )
     notes = [*(w for run in runs for w in run.warnings), *_run_notes(runs), *options.notes]
@@ -755,6 +760,37 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
         f'</div><ul class="small">{runs_list}</ul><nav class="toc">{nav}</nav></header>'
     )
     return page(options.title, header + "<main>" + warnings_markup + "".join(sections) + "</main>")
+
+
+def _dialogues_started(
+    runs: list[Run],
+    entries: list[Entry],
+    benchmarks: list[str],
+    options: ReportOptions,
+    warn: Warn,
+) -> Callable[[], tuple[list[str], list[Path]]]:
+    """The dialogue browser of each benchmark and the page files written for them, as a
+    function to call when they are needed: for a large report they are rendered meanwhile
+    in a second process (`report.parallel`). The question texts are read here, so their
+    warnings are this process's."""
+    jobs = []
+    for number, benchmark in enumerate(benchmarks, start=1):
+        bench_runs = [run for run in runs if run.benchmark == benchmark]
+        bench_entries = [e for e in entries if e.run.benchmark == benchmark]
+        texts = _texts(benchmark, bench_runs, options, warn)
+        jobs.append((number, benchmark, bench_entries, texts))
+
+    def render() -> tuple[list[str], list[Path]]:
+        browsers = [
+            dialogue_browser(benchmark, bench_entries, texts, options.pages, number)
+            for number, benchmark, bench_entries, texts in jobs
+        ]
+        return browsers, list(options.pages.written) if options.pages is not None else []
+
+    parallel = options.parallel
+    if parallel is None:
+        parallel = sum(len(e.answers) + len(e.judgments) for e in entries) >= PARALLEL_ITEMS
+    return forked(render) if parallel else render
 
 
 def _pairwise_id(runs: list[Run], run: Run) -> str:
