@@ -121,6 +121,18 @@ def test_radar_polygons_start_at_the_top_go_clockwise_and_reach_the_outer_ring()
     assert _legend(root) == (["model-a", "model-b"], TAB10[:2])
 
 
+def test_radar_of_shares_reaches_the_outer_ring_at_one():
+    """StructFlowBench's WCSR per task is a share (0-1): on a 0-10 radar it would be a dot."""
+    root = _svg(charts.radar(TASKS, [("m", [1.0, 0.5, 0.25, 0.5, 1.0])], "shares", maximum=1))
+    rings = sorted(float(c.get("r")) for c in _groups(root, "grid")[0].iter(f"{SVG}circle"))
+    spoke = _groups(root, "grid")[0].find(f"{SVG}line")
+    centre = float(spoke.get("x1")), float(spoke.get("y1"))
+    corners = _corners(_groups(root, "series")[0].find(f"{SVG}polygon"))
+    assert math.dist(corners[0], centre) == pytest.approx(rings[-1], abs=0.02)
+    assert math.dist(corners[2], centre) == pytest.approx(rings[-1] / 4, abs=0.02)
+    assert {"0.2", "0.4", "0.6", "0.8", "1.0"} <= set(_texts(_groups(root, "grid")[0]))
+
+
 def test_radar_missing_value_leaves_no_vertex_and_breaks_the_outline():
     root = _svg(charts.radar(TASKS, SERIES, "radar"))
     complete, gappy = _groups(root, "series")
@@ -334,3 +346,13 @@ def test_charts_need_neither_matplotlib_nor_numpy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_share_charts_are_declared_on_a_0_to_1_axis():
+    """Shares met and WCSR are 0-1; ratings are 1-10: each chart says which axis it needs."""
+    from turnbench.benchmarks import builtin_benchmarks
+
+    benchmarks = builtin_benchmarks()
+    structflow = {c.field: c.scale_max for c in benchmarks["structflowbench"].report.charts}
+    assert structflow == {"by_constraint_type": 1.0, "by_task": 1.0}
+    assert all(c.scale_max == 10.0 for c in benchmarks["mt-bench"].report.charts)

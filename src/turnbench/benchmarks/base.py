@@ -105,6 +105,7 @@ class Chart:
     alt: str
     order: tuple[str, ...] = ()
     horizontal: bool = False
+    scale_max: float = 10.0  # the axis' top: 10 for 1-10 ratings, 1 for shares met
 
 
 @dataclass(frozen=True)

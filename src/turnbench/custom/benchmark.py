@@ -81,7 +81,7 @@ class CustomBenchmark(Benchmark):
             Chart("bars", "by_tag", "Score per tag", "bar chart of the mean score per tag",
                   horizontal=True),
             Chart("bars", "by_check", "Share met per check", "bar chart of the share of "
-                  "checks met per check name", horizontal=True),
+                  "checks met per check name", horizontal=True, scale_max=1.0),
         ),
         tables=(
             ScoreTable("Tags", "by_tag", total_field="overall", row_title="tag"),

@@ -161,10 +161,11 @@ def _names(groups: Sequence[Series]) -> list[str]:
 
 
 # -- the charts ------------------------------------------------------------------------------
-def radar(categories: list[str], series: Series, title: str) -> str:
-    """Scores 0-10 around a circle, one closed polygon per series (first category at the
-    top, then clockwise; rings at 2, 4, 6, 8, 10). A missing value leaves no vertex: the
-    polygon's fill joins its neighbours, but its outline breaks there."""
+def radar(categories: list[str], series: Series, title: str, *, maximum: float = SCORE_MAX) -> str:
+    """Scores from 0 to `maximum` (10, or 1 for shares) around a circle, one closed polygon
+    per series (first category at the top, then clockwise; five rings, the outer one at
+    `maximum`). A missing value leaves no vertex: the polygon's fill joins its neighbours,
+    but its outline breaks there."""
     radius, gap, count = 170.0, 10.0, len(categories)
     angles = [2 * math.pi * i / count for i in range(count)]
     names = [svg.shown(c) for c in categories]
@@ -189,26 +190,27 @@ def radar(categories: list[str], series: Series, title: str) -> str:
 
     def at(index: int, value: float) -> tuple[float, float]:
         """The point of `value` on the index-th spoke."""
-        reach = radius * min(max(value, 0.0), SCORE_MAX) / SCORE_MAX
+        reach = radius * min(max(value, 0.0), maximum) / maximum
         angle = angles[index]
         return centre_x + reach * math.sin(angle), centre_y - reach * math.cos(angle)
 
-    grid = [svg.line(centre_x, centre_y, *at(i, SCORE_MAX)) for i in range(count)]
-    for ring in (2, 4, 6, 8, 10):
-        outer = ring == SCORE_MAX
+    grid = [svg.line(centre_x, centre_y, *at(i, maximum)) for i in range(count)]
+    step = maximum / 5
+    for number in range(1, 6):
+        ring, outer = step * number, number == 5
         grid.append(
             svg.circle(
                 centre_x,
                 centre_y,
-                radius * ring / SCORE_MAX,
+                radius * ring / maximum,
                 "none",
                 f'stroke="{svg.FRAME if outer else svg.GRID}" stroke-width="1"',
             )
         )
         # on the ring halfway between the first two spokes, clear of the first label
-        reach, middle = radius * ring / SCORE_MAX, math.pi / max(2, count)
+        reach, middle = radius * ring / maximum, math.pi / max(2, count)
         x, y = centre_x + reach * math.sin(middle), centre_y - reach * math.cos(middle)
-        grid.append(svg.text(x + 2, y - 2, str(ring), size=9, fill=MUTED))
+        grid.append(svg.text(x + 2, y - 2, _tick_label(ring, step), size=9, fill=MUTED))
     parts = [_title(title, width), svg.group("grid", grid)]
     parts.append(
         svg.group(

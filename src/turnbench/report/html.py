@@ -267,8 +267,16 @@ def _chart(spec: Chart, entries: list[Entry]) -> str:
             return ""
         series = _series(entries, spec.field, keys)
         if spec.kind == "radar":
-            return chart(charts.radar(keys, series, spec.title), spec.alt)
-        return chart(charts.bars(keys, series, spec.title, horizontal=spec.horizontal), spec.alt)
+            return chart(charts.radar(keys, series, spec.title, maximum=spec.scale_max), spec.alt)
+        picture = charts.bars(
+            keys,
+            series,
+            spec.title,
+            ylim=(0.0, spec.scale_max),
+            ylabel="share met" if spec.scale_max == 1 else "score",
+            horizontal=spec.horizontal,
+        )
+        return chart(picture, spec.alt)
     groups = _present(entries, spec.field, ())
     if not groups:
         return ""

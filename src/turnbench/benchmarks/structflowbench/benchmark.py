@@ -116,9 +116,9 @@ class StructFlowBench(Benchmark):
         charts=(
             Chart("bars", "by_constraint_type", "Share met per constraint type",
                   "bar chart of the share of constraints met per type",
-                  order=CONSTRAINT_TYPES, horizontal=True),
+                  order=CONSTRAINT_TYPES, horizontal=True, scale_max=1.0),
             Chart("radar", "by_task", "WCSR per task", "radar chart of the mean WCSR per task",
-                  order=TASKS),
+                  order=TASKS, scale_max=1.0),
         ),
         tables=(
             ScoreTable("Metrics", "metrics", row_title="metric", order=METRICS),
