@@ -28,7 +28,7 @@ import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -55,17 +55,24 @@ class RunState(BaseModel):
     results_sha256: str
 
 
-def _read_run_file(path: Path, limit: int) -> bytes | None:
+def _open_run_file(path: Path) -> BinaryIO | None:
     """A run directory's own file, opened as the log is (no link followed, regular files
-    only), at most `limit` bytes; None when it is missing, refused or longer."""
+    only); None when it is missing or refused."""
     try:
         fd = open_regular(path, os.O_RDONLY, missing_ok=True)
     except RunDirectoryError:
         return None
-    if fd is None:
+    return None if fd is None else os.fdopen(fd, "rb")
+
+
+def _read_run_file(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a run directory's own file (`_open_run_file`); None when it
+    is missing, refused, unreadable or longer."""
+    handle = _open_run_file(path)
+    if handle is None:
         return None
     try:
-        with os.fdopen(fd, "rb") as handle:
+        with handle:
             data = handle.read(limit + 1)
     except OSError:
         return None
@@ -75,14 +82,11 @@ def _read_run_file(path: Path, limit: int) -> bytes | None:
 def run_file_sha256(path: Path) -> str | None:
     """The SHA-256 of a run directory's own file (read in pieces: a log can be large), or
     None as `_read_run_file`."""
-    try:
-        fd = open_regular(path, os.O_RDONLY, missing_ok=True)
-    except RunDirectoryError:
-        return None
-    if fd is None:
+    handle = _open_run_file(path)
+    if handle is None:
         return None
     try:
-        with os.fdopen(fd, "rb") as handle:
+        with handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return None
