@@ -433,7 +433,7 @@ class Session:
                 finally:
                     progress.stop()
                 done_all = all(keys <= ctx.done.keys() for keys in planned.values())
-                vouch = done_all and not queues and not self.warnings
+                vouch = done_all and not queues
                 return self._finish(log, prepared, outcome, cancelled, vouch=vouch)
         finally:
             for queue in queues.values():

@@ -24,6 +24,22 @@ PLANNED_ANSWERS = PLANNED_JUDGMENTS = 16
 FAST = ("--retry-initial-wait", "0.01", "--request-timeout", "2", "--no-progress")
 
 
+def batch_flags(out: Path, *extra: str) -> list[str]:
+    """The flags every batch test ends with: fast polling and retries, MT-Bench --limit 1."""
+    return [
+        "--batch-poll-interval",
+        "0.05",
+        "--retry-initial-wait",
+        "0.01",
+        "--out",
+        str(out),
+        "--limit",
+        "1",
+        "--no-progress",
+        *extra,
+    ]
+
+
 def run_args(
     base_url: str,
     out: Path,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import run_cli
+from tests.reliability.helpers import batch_flags
 from turnbench.batch import batch_custom_id
 from turnbench.keys import answer_key
 from turnbench.testing.fake_anthropic import FakeAnthropic
@@ -65,16 +66,7 @@ def judge_args(data_dir: Path, out: Path, *extra: str) -> list[str]:
         "--judge",
         JUDGE,
         "--judge-batch",
-        "--batch-poll-interval",
-        "0.05",
-        "--retry-initial-wait",
-        "0.01",
-        "--out",
-        str(out),
-        "--limit",
-        "1",
-        "--no-progress",
-        *extra,
+        *batch_flags(out, *extra),
     ]
 
 
@@ -99,16 +91,7 @@ def model_batch_args(base_url: str, out: Path, *extra: str) -> list[str]:
         "--judge-api-key-env",
         NAMED_ENV,
         "--judge-batch",
-        "--batch-poll-interval",
-        "0.05",
-        "--retry-initial-wait",
-        "0.01",
-        "--out",
-        str(out),
-        "--limit",
-        "1",
-        "--no-progress",
-        *extra,
+        *batch_flags(out, *extra),
     ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_log_keys, run_cli
-from tests.reliability.helpers import start_cli, wait_until
+from tests.reliability.helpers import batch_flags, start_cli, wait_until
 from turnbench.batch import batch_custom_id
 from turnbench.keys import answer_key, judgment_key
 from turnbench.testing.fake_anthropic import FakeAnthropic
@@ -60,16 +60,7 @@ def judge_args(data_dir: Path, base_url: str, out: Path, *extra: str) -> list[st
         "--judge-api-key-env",
         KEY_ENV,
         "--judge-batch",
-        "--batch-poll-interval",
-        "0.05",
-        "--retry-initial-wait",
-        "0.01",
-        "--out",
-        str(out),
-        "--limit",
-        "1",
-        "--no-progress",
-        *extra,
+        *batch_flags(out, *extra),
     ]
 
 
