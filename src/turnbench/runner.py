@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from turnbench.backends.base import Backend
 from turnbench.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
+from turnbench.gcpause import collector_paused_with_sweeps
 from turnbench.logindex import AnswerDone, JudgmentDone
 from turnbench.runlog import RunLog
 from turnbench.types import (
@@ -585,21 +586,23 @@ async def execute(
             installed.append(sig)
     outcome = RunOutcome()
     try:
-        start(max_active)
-        while tasks:
-            task = await ended.get()
-            tasks.discard(task)
-            error = None if task.cancelled() else task.exception()
-            if error is not None:
-                await stop_all()
-                if isinstance(error, BudgetExhaustedError):
-                    outcome = RunOutcome("budget", f"stopped: {error}")
-                elif isinstance(error, FatalBackendError):
-                    outcome = RunOutcome("fatal", error.message, [error])
-                else:
-                    raise error
-            elif max_active is not None and not interrupted.is_set():
-                start(1)
+        # thousands of tasks and replies alive at once, and no cycles among them (gcpause)
+        async with collector_paused_with_sweeps():
+            start(max_active)
+            while tasks:
+                task = await ended.get()
+                tasks.discard(task)
+                error = None if task.cancelled() else task.exception()
+                if error is not None:
+                    await stop_all()
+                    if isinstance(error, BudgetExhaustedError):
+                        outcome = RunOutcome("budget", f"stopped: {error}")
+                    elif isinstance(error, FatalBackendError):
+                        outcome = RunOutcome("fatal", error.message, [error])
+                    else:
+                        raise error
+                elif max_active is not None and not interrupted.is_set():
+                    start(1)
     except asyncio.CancelledError:
         await stop_all()
         raise
