@@ -85,8 +85,9 @@ class CostMeter:
         if price is None:
             return 0.0
         settings = judge.settings
-        first_limit = settings.params(reply).max_tokens or UNLIMITED_COMPLETION
-        reask_limit = settings.reask_params(reply).max_tokens or UNLIMITED_COMPLETION
+        first, reask = judge.request_params(reply)
+        first_limit = first.max_tokens or UNLIMITED_COMPLETION
+        reask_limit = reask.max_tokens or UNLIMITED_COMPLETION
         prompt = prompt_token_bound(messages)
         batch = self.roles[judge.id].batch
         total = request_bound(price, prompt, first_limit, batch=batch)

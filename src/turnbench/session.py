@@ -30,6 +30,7 @@ from turnbench.errors import FatalBackendError, UserError
 from turnbench.gcpause import collector_paused
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
+from turnbench.preload import import_in_background
 from turnbench.prices import PriceTable, load_prices
 from turnbench.results import build_results, timing, write_results
 from turnbench.runlog import RunLog, config_record
@@ -383,6 +384,7 @@ class Session:
         backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
         queues: dict[str, BatchQueue] = {}
         started = time.time()
+        import_in_background()  # the results' libraries, while the requests are awaited
         try:
             # a dead endpoint or a refused key stops the run before anything is written
             for problem in await preflight(list(backends.values())):

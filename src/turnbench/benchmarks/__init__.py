@@ -60,9 +60,27 @@ def _looks_like_path(reference: str) -> bool:
     )
 
 
+def _builtin_by_package(reference: str) -> type[Benchmark] | None:
+    """The built-in benchmark named `reference` when its package is named after it
+    ("mt-bench-101" in `mt_bench_101`), importing that package alone: a run needs one
+    benchmark, and importing every other one is start-up time for nothing."""
+    package = reference.replace("-", "_")
+    if not package.isidentifier() or not any(
+        info.ispkg and info.name == package for info in pkgutil.iter_modules(__path__)
+    ):
+        return None
+    cls = getattr(importlib.import_module(f"{__name__}.{package}"), "BENCHMARK", None)
+    if isinstance(cls, type) and issubclass(cls, Benchmark) and cls.name == reference:
+        return cls
+    return None
+
+
 def benchmark_class(reference: str) -> type[Benchmark]:
     """The benchmark a `--benchmark` value names: a built-in name, a benchmark file, a data
     folder in a built-in benchmark's layout, or `package.module:Class`."""
+    named = _builtin_by_package(reference)
+    if named is not None:
+        return named
     builtin = builtin_benchmarks()
     if reference in builtin:
         return builtin[reference]

@@ -9,7 +9,7 @@ invocations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,21 +72,31 @@ class JudgeSettings(BaseModel):
 class Judge:
     settings: JudgeSettings
     backend: Backend
+    #: the request parameters of each reply format, built once: both models are frozen, and
+    #: building them for every judgment was a measurable share of a judgment's CPU
+    _params: dict[int, tuple[ReplyFormat, RequestParams, RequestParams]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def id(self) -> str:
         return self.settings.id
 
+    def request_params(self, reply: ReplyFormat) -> tuple[RequestParams, RequestParams]:
+        """(first request, re-ask) parameters for `reply` (kept with the format itself, so
+        that its id cannot be reused by another object)."""
+        known = self._params.get(id(reply))
+        if known is None:
+            known = (reply, self.settings.params(reply), self.settings.reask_params(reply))
+            self._params[id(reply)] = known
+        return known[1], known[2]
+
     async def ask(self, messages: list[Message], reply: ReplyFormat) -> JudgeOutcome:
         """One judgment with this judge's sampling and re-ask policy (and, with weighted
         scoring, the expected rating from the reply's logprobs)."""
+        params, reask_params = self.request_params(reply)
         outcome = await judge_with_reasks(
-            self.backend,
-            messages,
-            self.settings.params(reply),
-            reply,
-            self.settings.max_reasks,
-            self.settings.reask_params(reply),
+            self.backend, messages, params, reply, self.settings.max_reasks, reask_params
         )
         if self.settings.scoring == "weighted" and reply.weighted and outcome.result.ok:
             logprobs = outcome.last.logprobs if outcome.last is not None else None

@@ -118,13 +118,18 @@ class Flag:
     excerpt: str  # the matched text (shortened), to show why
 
 
+#: every rule's needed strings, each tested once per text (rules share some)
+_NEEDS = tuple(sorted({need for rule in RULES for need in rule.needs}))
+
+
 def _candidates(text: str) -> tuple[Rule, ...] | list[Rule]:
     """The rules worth running on `text`: for ASCII text, those whose needed strings occur
     (every match contains one of them); otherwise all of them."""
     if not text.isascii():
         return RULES
     lowered = text.lower()
-    return [rule for rule in RULES if any(need in lowered for need in rule.needs)]
+    present = {need for need in _NEEDS if need in lowered}
+    return [rule for rule in RULES if not present.isdisjoint(rule.needs)]
 
 
 def scan(text: str) -> list[Flag]:

@@ -1,0 +1,28 @@
+"""The background import loads what it is given in another thread, skips what is loaded
+already, and swallows a failure (the real import reports it where it is needed)."""
+
+from __future__ import annotations
+
+import sys
+
+from turnbench.preload import import_in_background
+
+
+def test_imports_in_another_thread_and_only_what_is_missing(tmp_path, monkeypatch):
+    (tmp_path / "tb_preload_probe.py").write_text(
+        "import threading\nIMPORTED_BY = threading.current_thread().name\n", "utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tb_preload_probe", raising=False)
+    thread = import_in_background(("tb_preload_probe",))
+    assert thread is not None and thread.daemon
+    thread.join(10)
+    assert sys.modules["tb_preload_probe"].IMPORTED_BY == "turnbench-preload"
+    assert import_in_background(("tb_preload_probe",)) is None  # loaded: no thread at all
+
+
+def test_a_module_that_cannot_be_imported_is_left_to_the_real_import():
+    thread = import_in_background(("tb_no_such_module_anywhere",))
+    assert thread is not None
+    thread.join(10)
+    assert "tb_no_such_module_anywhere" not in sys.modules
