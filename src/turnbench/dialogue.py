@@ -18,9 +18,9 @@ ends. Estimates for `--dry-run` render the same requests without sending them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Pair, Sample
 from turnbench.errors import UserError
@@ -49,6 +49,15 @@ def earlier_pairs(sample: Sample, turn: int, history: str, own: Mapping[int, str
         else:
             pairs.append((spec.user, own[number]))
     return pairs
+
+
+async def _together(steps: list[Coroutine[Any, Any, Any]]) -> None:
+    """Await `steps` side by side; a single one directly (no task around it: there are
+    thousands of them in a large run, and a task costs more than the step's own code)."""
+    if len(steps) == 1:
+        await steps[0]
+    elif steps:
+        await asyncio.gather(*steps)
 
 
 @dataclass(frozen=True)
@@ -244,8 +253,12 @@ class Work:
         turn: int,
         earlier: Sequence[Pair],
         answer: str,
+        *,
+        checked: bool = False,
     ) -> None:
-        if self._judged(ctx, judges, model, sample, turn):
+        """Every judgment of one answered turn, side by side; `checked`: the caller knows
+        some of them are not in the log yet."""
+        if not checked and self._judged(ctx, judges, model, sample, turn):
             return  # a resume: nothing to render or ask for this turn
         benchmark = self.benchmark
         plain = benchmark.judge_tasks(sample, turn, earlier, answer)
@@ -279,7 +292,7 @@ class Work:
                             meta=None if boundary is None else {"guard": boundary.record()},
                         )
                     )
-        await asyncio.gather(*requests)
+        await _together(requests)
 
     async def _answer(
         self, ctx: RunContext, model: str, sample: Sample, turn: int, own: Mapping[int, str]
@@ -362,8 +375,8 @@ class Work:
                 for turn in sample.judged_turns()
                 if not self._judged(ctx, judges, model, sample, turn)
             ]
-            await asyncio.gather(
-                *(
+            await _together(
+                [
                     self._judge_answer(
                         ctx,
                         judges,
@@ -372,9 +385,10 @@ class Work:
                         turn,
                         earlier_pairs(sample, turn, history, own),
                         own[turn],
+                        checked=True,
                     )
                     for turn in pending
-                )
+                ]
             )
 
         return [
@@ -428,7 +442,7 @@ class Work:
                             meta=None if boundary is None else {"guard": boundary.record()},
                         )
                     )
-            await asyncio.gather(*requests)
+            await _together(requests)
 
         async def one(sample: Sample) -> None:
             own = {model: self._import(ctx, by_model[model], sample) for model in self.models}

@@ -24,6 +24,13 @@ def fix_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def may_hold_surrogates(json_text: str) -> bool:
+    """Whether parsing `json_text` can give a lone surrogate: only a \\uD800-\\uDFFF escape
+    makes one (decoded UTF-8 holds none), and each such escape starts with \\ud or \\uD.
+    A false alarm (an escaped backslash before "ud") only costs a `fix_tree` for nothing."""
+    return "\\ud" in json_text or "\\uD" in json_text
+
+
 def fix_tree(value: Any) -> Any:
     """`fix_surrogates` on every string (keys included) of a parsed JSON value."""
     if isinstance(value, str):

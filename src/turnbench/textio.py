@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from turnbench.errors import UserError
-from turnbench.safetext import fix_tree
+from turnbench.safetext import fix_tree, may_hold_surrogates
 
 MAX_REPORTED = 20
 Model = TypeVar("Model", bound=BaseModel)
@@ -103,7 +103,8 @@ def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tupl
         if not line.strip():
             continue
         try:
-            rows.append((number, fix_tree(json.loads(line))))
+            value = json.loads(line)
+            rows.append((number, fix_tree(value) if may_hold_surrogates(line) else value))
         except json.JSONDecodeError as error:
             collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
     if not shared:
@@ -118,7 +119,8 @@ def read_json(path: Path) -> Any:
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     try:
-        return fix_tree(json.loads(text))
+        value = json.loads(text)
+        return fix_tree(value) if may_hold_surrogates(text) else value
     except json.JSONDecodeError as error:
         raise UserError(
             f"{path}:{error.lineno}: malformed JSON ({error.msg} at column {error.colno})"
