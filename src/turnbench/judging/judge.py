@@ -72,9 +72,11 @@ class JudgeSettings(BaseModel):
 class Judge:
     settings: JudgeSettings
     backend: Backend
-    #: the request parameters of each reply format, built once: both models are frozen, and
-    #: building them for every judgment was a measurable share of a judgment's CPU
-    _params: dict[int, tuple[ReplyFormat, RequestParams, RequestParams]] = field(
+    #: request parameters, built once per kind of reply: both models are frozen, and
+    #: building them for every judgment was a measurable share of a judgment's CPU. Keyed by
+    #: what they depend on, not by the reply format: formats can be made per request (and
+    #: hold that request's data), and a cache of those would keep every prompt of a run alive
+    _params: dict[tuple[object, bool], tuple[RequestParams, RequestParams]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -83,13 +85,16 @@ class Judge:
         return self.settings.id
 
     def request_params(self, reply: ReplyFormat) -> tuple[RequestParams, RequestParams]:
-        """(first request, re-ask) parameters for `reply` (kept with the format itself, so
-        that its id cannot be reused by another object)."""
-        known = self._params.get(id(reply))
+        """(first request, re-ask) parameters for `reply` (`JudgeSettings.params` reads only
+        its constraint and whether it is weighted)."""
+        key = (reply.constraint, reply.weighted)
+        known = self._params.get(key)
         if known is None:
-            known = (reply, self.settings.params(reply), self.settings.reask_params(reply))
-            self._params[id(reply)] = known
-        return known[1], known[2]
+            known = self._params[key] = (
+                self.settings.params(reply),
+                self.settings.reask_params(reply),
+            )
+        return known
 
     async def ask(self, messages: list[Message], reply: ReplyFormat) -> JudgeOutcome:
         """One judgment with this judge's sampling and re-ask policy (and, with weighted
