@@ -316,6 +316,9 @@ class RunContext:
             meta={UNCLOSED_THINK: True} if result.unclosed_think else {},
         )
         self._commit(record)
+        done = self.done.get(key)
+        if isinstance(done, AnswerDone) and done.text is None:
+            done.text = cleaned  # the answer set holds it anyway: results need not read it back
         return record
 
     # -- judgments -------------------------------------------------------------------------
