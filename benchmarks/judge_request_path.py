@@ -100,12 +100,13 @@ def run_aiohttp(
 
 
 def mt_bench_answers(
-    data_dir: Path, folder: Path, requests: Path, models: int = 8
+    data_dir: Path, folder: Path, requests: Path | None = None, models: int = 8
 ) -> tuple[Path, int]:
     """`models` MT-Bench answer files (FastChat format, one model each, named after the
-    file): copies of one reference model's answers; and in `requests` the judge requests
-    for the plain loop, rendered by the benchmark itself (each turn of each answer file, so
-    both sides send exactly the same messages). Returns the folder and the judgments."""
+    file): copies of one reference model's answers; and in `requests` (when given) the judge
+    requests for the plain loop, rendered by the benchmark itself (each turn of each answer
+    file, so both sides send exactly the same messages). Returns the folder and the
+    judgments."""
     from turnbench.benchmarks import benchmark_class
     from turnbench.benchmarks.base import BenchmarkSettings
     from turnbench.data import DataLocator
@@ -120,17 +121,20 @@ def mt_bench_answers(
     files = DataLocator(data_dir, allow_download=False).require_files(cls.name, cls.data_files())
     benchmark = cls(files, BenchmarkSettings())
     answers = benchmark.load_answer_file(source_path)
-    count = 0
-    with requests.open("w", encoding="utf-8") as out:
-        for _ in range(models):
-            for sample in benchmark.samples:
-                own = answers.turns[sample.id]
-                for turn in sample.judged_turns():
-                    earlier = earlier_pairs(sample, turn, benchmark.history, own)
-                    for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
-                        out.write(json.dumps(task.messages) + "\n")
-                        count += 1
-    return folder, count
+    lines = [
+        json.dumps(task.messages)
+        for sample in benchmark.samples
+        for turn in sample.judged_turns()
+        for task in benchmark.judge_tasks(
+            sample,
+            turn,
+            earlier_pairs(sample, turn, benchmark.history, answers.turns[sample.id]),
+            answers.turns[sample.id][turn],
+        )
+    ]
+    if requests is not None:
+        requests.write_text("".join(line + "\n" for line in lines * models), "utf-8")
+    return folder, len(lines) * models
 
 
 def run_judge(
