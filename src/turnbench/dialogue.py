@@ -253,13 +253,9 @@ class Work:
         turn: int,
         earlier: Sequence[Pair],
         answer: str,
-        *,
-        checked: bool = False,
     ) -> None:
-        """Every judgment of one answered turn, side by side; `checked`: the caller knows
-        some of them are not in the log yet."""
-        if not checked and self._judged(ctx, judges, model, sample, turn):
-            return  # a resume: nothing to render or ask for this turn
+        """Every judgment of one answered turn, side by side (callers skip a turn whose
+        judgments are all in the log already: `_judged`)."""
         benchmark = self.benchmark
         plain = benchmark.judge_tasks(sample, turn, earlier, answer)
         requests = []
@@ -325,7 +321,7 @@ class Work:
                         break
                     earlier, text = answered
                     own[turn] = text
-                    if turn in judged:
+                    if turn in judged and not self._judged(ctx, judges, model, sample, turn):
                         judging.append(
                             asyncio.create_task(
                                 self._judge_answer(ctx, judges, model, sample, turn, earlier, text)
@@ -338,7 +334,7 @@ class Work:
 
         async def one_turn(sample: Sample, turn: int) -> None:
             answered = await self._answer(ctx, model, sample, turn, {})
-            if answered is not None:
+            if answered is not None and not self._judged(ctx, judges, model, sample, turn):
                 await self._judge_answer(ctx, judges, model, sample, turn, *answered)
 
         if self.benchmark.history == "self":
@@ -385,7 +381,6 @@ class Work:
                         turn,
                         earlier_pairs(sample, turn, history, own),
                         own[turn],
-                        checked=True,
                     )
                     for turn in pending
                 ]

@@ -88,6 +88,13 @@ def read_text(path: Path) -> str:
     return _read_text(path)
 
 
+def _loads(text: str) -> Any:
+    """Parsed JSON with no lone surrogate in any string (`fix_tree`, skipped when the text
+    has no escape that could make one)."""
+    value = json.loads(text)
+    return fix_tree(value) if may_hold_surrogates(text) else value
+
+
 def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tuple[int, Any]]:
     """(line number, parsed value) for every non-blank line.
 
@@ -103,8 +110,7 @@ def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tupl
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-            rows.append((number, fix_tree(value) if may_hold_surrogates(line) else value))
+            rows.append((number, _loads(line)))
         except json.JSONDecodeError as error:
             collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
     if not shared:
@@ -119,8 +125,7 @@ def read_json(path: Path) -> Any:
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     try:
-        value = json.loads(text)
-        return fix_tree(value) if may_hold_surrogates(text) else value
+        return _loads(text)
     except json.JSONDecodeError as error:
         raise UserError(
             f"{path}:{error.lineno}: malformed JSON ({error.msg} at column {error.colno})"

@@ -4,6 +4,7 @@ already, and swallows a failure (the real import reports it where it is needed).
 from __future__ import annotations
 
 import sys
+import threading
 
 from turnbench.preload import import_in_background
 
@@ -21,8 +22,11 @@ def test_imports_in_another_thread_and_only_what_is_missing(tmp_path, monkeypatc
     assert import_in_background(("tb_preload_probe",)) is None  # loaded: no thread at all
 
 
-def test_a_module_that_cannot_be_imported_is_left_to_the_real_import():
+def test_a_module_that_cannot_be_imported_is_left_to_the_real_import(monkeypatch):
+    escaped = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
     thread = import_in_background(("tb_no_such_module_anywhere",))
     assert thread is not None
     thread.join(10)
+    assert escaped == []  # the failure stayed inside the thread
     assert "tb_no_such_module_anywhere" not in sys.modules

@@ -21,17 +21,20 @@ from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.errors import UserError
 
 
+def _packages() -> list[str]:
+    return [info.name for info in pkgutil.iter_modules(__path__) if info.ispkg]
+
+
+def _exported(package: str) -> type[Benchmark] | None:
+    """The benchmark class a built-in package exports as `BENCHMARK` (None if it has none)."""
+    cls = getattr(importlib.import_module(f"{__name__}.{package}"), "BENCHMARK", None)
+    return cls if isinstance(cls, type) and issubclass(cls, Benchmark) else None
+
+
 @cache
 def builtin_benchmarks() -> dict[str, type[Benchmark]]:
-    found: dict[str, type[Benchmark]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if not info.ispkg:
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        cls = getattr(module, "BENCHMARK", None)
-        if isinstance(cls, type) and issubclass(cls, Benchmark):
-            found[cls.name] = cls
-    return dict(sorted(found.items()))
+    found = [cls for cls in map(_exported, _packages()) if cls is not None]
+    return {cls.name: cls for cls in sorted(found, key=lambda cls: cls.name)}
 
 
 def _import_reference(reference: str) -> type[Benchmark]:
@@ -65,14 +68,10 @@ def _builtin_by_package(reference: str) -> type[Benchmark] | None:
     ("mt-bench-101" in `mt_bench_101`), importing that package alone: a run needs one
     benchmark, and importing every other one is start-up time for nothing."""
     package = reference.replace("-", "_")
-    if not package.isidentifier() or not any(
-        info.ispkg and info.name == package for info in pkgutil.iter_modules(__path__)
-    ):
+    if package not in _packages():
         return None
-    cls = getattr(importlib.import_module(f"{__name__}.{package}"), "BENCHMARK", None)
-    if isinstance(cls, type) and issubclass(cls, Benchmark) and cls.name == reference:
-        return cls
-    return None
+    cls = _exported(package)
+    return cls if cls is not None and cls.name == reference else None
 
 
 def benchmark_class(reference: str) -> type[Benchmark]:
