@@ -72,10 +72,20 @@ class DataLocator:
         self.data_dir = data_dir
         self.allow_download = allow_download
         self.default_base_url = DEFAULT_BASE_URL
-        self.datasets = datasets if datasets is not None else load_sources()[1]
+        self._datasets = datasets
+        self._added: dict[str, list[DataFile]] = {}
         self.cache_dir = cache_dir or default_cache_dir()
         self.checksums: dict[str, str] = {}
         self.unpinned: set[str] = set()  # names of files recorded by `record_unpinned`
+
+    @property
+    def datasets(self) -> dict[str, list[DataFile]]:
+        """Every built-in benchmark's files, by name (with those `require_files` was given).
+        Read on first use: that imports every benchmark package, which a run of one
+        benchmark, giving its own files, never needs."""
+        if self._datasets is None:
+            self._datasets = {**self._added, **load_sources()[1]}
+        return self._datasets
 
     def search_dirs(self) -> list[tuple[str, Path]]:
         dirs: list[tuple[str, Path]] = []
@@ -124,7 +134,8 @@ class DataLocator:
 
     def require_files(self, dataset: str, entries: list[DataFile]) -> dict[str, Path]:
         """Every file of `entries`, verified, downloading what is missing."""
-        self.datasets.setdefault(dataset, entries)
+        known = self._added if self._datasets is None else self._datasets
+        known.setdefault(dataset, entries)
         missing = [entry for entry in entries if self._find(entry.path) is None]
         if missing:
             if not self.allow_download:

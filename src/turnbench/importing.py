@@ -25,7 +25,8 @@ from turnbench.dialogue import Work
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.keys import answer_key, game_key, judgment_key
-from turnbench.results import build_results, timing, write_results
+from turnbench.results import build_results, timing
+from turnbench.resultsfile import write_results
 from turnbench.runlog import RunLog, config_record
 from turnbench.runner import RunContext
 from turnbench.types import JudgmentRecord, Message, Order, SamplingConfig

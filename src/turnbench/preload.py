@@ -15,8 +15,8 @@ import importlib
 import sys
 import threading
 
-#: what a run's results import, slowest first
-RESULT_LIBRARIES = ("numpy",)
+#: what a run's results import, slowest first (numpy loads numpy.random on first use)
+RESULT_LIBRARIES = ("numpy", "numpy.random", "turnbench.results", "turnbench.ratings")
 
 
 def import_in_background(names: tuple[str, ...] = RESULT_LIBRARIES) -> threading.Thread | None:

@@ -21,7 +21,7 @@ from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark
 from turnbench.errors import UserError
 from turnbench.logindex import GROUP_META_KEYS, AnswerDone, JudgmentDone, LogIndex, record_group
-from turnbench.results import RESULTS_NAME
+from turnbench.resultsfile import RESULTS_NAME
 from turnbench.runlog import (
     LOG_NAME,
     parse_record_bytes,

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 #: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
 #: request again (a reference implementation's retry), not by a re-ask text
 SAME_REQUEST = "same-request"
+#: jobs started before the event loop gets to connect and send (execute)
+START_SLICE = 16
 
 
 class Progress:
@@ -548,6 +550,7 @@ async def execute(
     *,
     handle_signals: bool = True,
     max_active: int | None = None,
+    on_started: Callable[[], object] | None = None,
 ) -> RunOutcome:
     """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget.
 
@@ -555,6 +558,10 @@ async def execute(
     a job renders its prompts before it waits for its turn, so starting every job of a large
     run at once would hold every prompt of the run in memory (without a limit every job
     starts at once, which a provider batch needs to see all its requests).
+    The first jobs start START_SLICE at a time, with the event loop's I/O between slices,
+    so that the first requests are on the wire while later jobs render theirs.
+    `on_started` is called once the first jobs are started and their requests sent (the
+    session imports the results' libraries then, while the loop waits for replies).
     With `handle_signals` (the CLI) SIGINT and SIGTERM cancel the work; inside someone
     else's event loop (a notebook) the caller cancels the awaiting task instead, and every
     job is cancelled with it.
@@ -591,7 +598,19 @@ async def execute(
     try:
         # thousands of tasks and replies alive at once, and no cycles among them (gcpause)
         async with collector_paused_with_sweeps():
-            start(max_active)
+            remaining = max_active
+            while remaining is None or remaining > 0:
+                before = len(tasks)
+                start(START_SLICE if remaining is None else min(START_SLICE, remaining))
+                if len(tasks) == before:
+                    break  # no job left
+                if remaining is not None:
+                    remaining -= len(tasks) - before
+                await asyncio.sleep(0)  # connect and send what was started
+                if interrupted.is_set():
+                    break
+            if on_started is not None:
+                on_started()
             while tasks:
                 task = await ended.get()
                 tasks.discard(task)

@@ -32,7 +32,7 @@ from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
 from turnbench.preload import import_in_background
 from turnbench.prices import PriceTable, load_prices
-from turnbench.results import build_results, timing, write_results
+from turnbench.resultsfile import write_results
 from turnbench.runlog import RunLog, config_record
 from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
@@ -384,7 +384,6 @@ class Session:
         backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
         queues: dict[str, BatchQueue] = {}
         started = time.time()
-        import_in_background()  # the results' libraries, while the requests are awaited
         try:
             # a dead endpoint or a refused key stops the run before anything is written
             for problem in await preflight(list(backends.values())):
@@ -428,6 +427,8 @@ class Session:
                         ctx,
                         handle_signals=self._handle_signals,
                         max_active=self._max_active(),
+                        # the results' libraries, while the replies are awaited
+                        on_started=import_in_background,
                     )
                 except asyncio.CancelledError:
                     cancelled = True
@@ -547,6 +548,8 @@ class Session:
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
+        from turnbench.results import build_results, timing  # (preloaded while requests ran)
+
         with collector_paused():
             results = build_results(
                 prepared.work,

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from turnbench.answers import answer_sources, is_run_dir
 from turnbench.errors import RunDirectoryError, UserError
 from turnbench.options import EvalOptions
-from turnbench.results import RESULTS_NAME, write_file_atomically
+from turnbench.resultsfile import RESULTS_NAME, write_file_atomically
 from turnbench.runlog import LOG_NAME, open_regular
 
 STATE_NAME = "results.state.json"

@@ -121,7 +121,7 @@ def _notes(prepared: PreparedAudit, audit: dict[str, Any]) -> list[str]:
 
 
 def write_audit(directory: Path, audit: dict[str, Any]) -> Path:
-    from turnbench.results import _finite
+    from turnbench.resultsfile import _finite
 
     target = directory / AUDIT_NAME
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".audit-")

@@ -1,11 +1,15 @@
-"""The HTTP transport of the OpenAI-compatible backend: one aiohttp session, nothing more.
+"""The HTTP transport of the OpenAI-compatible backend: status, headers and body, nothing more.
 
 Why not the openai SDK: it costs ~3.5 ms of CPU per request here (httpx plus its recursive
-request transform), a plain aiohttp request ~0.25 ms, and at hundreds of requests in flight
+request transform), a plain request well under 0.3 ms, and at hundreds of requests in flight
 that difference is the run's speed. A transport only moves bytes: it maps every network
-failure to TransientError (kind "connect", "timeout" or "dropped") and returns status,
-headers and body; the backend decides what they mean. Another provider (an SDK-based Azure
-client, say) can supply its own object with the same two methods.
+failure to TransientError (kind "connect", "timeout", "dropped" or "malformed") and returns
+status, headers and body; the backend decides what they mean. Another provider (an
+SDK-based Azure client, say) can supply its own object with the same two methods.
+
+`HttpTransport` is the one the backends use: a direct HTTP/1.1 connection (http11.py) for
+every URL, except one that the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY)
+sends through a proxy, which goes through aiohttp (`AiohttpTransport`, imported only then).
 """
 
 from __future__ import annotations
@@ -62,14 +66,58 @@ def env_proxy(url: str) -> str | None:
     return _proxy(parts.scheme.lower(), parts.hostname or "")
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
+    """An exception's text for a message, at most 200 characters."""
     text = str(error) or type(error).__name__
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+class HttpTransport:
+    """Direct HTTP/1.1, or aiohttp where a proxy is configured for the URL's host."""
+
+    def __init__(self, *, pool_size: int, timeout: float) -> None:
+        from turnbench.backends.http11 import Http11Transport
+
+        self.pool_size = max(1, pool_size)
+        self.timeout = timeout
+        self._direct = Http11Transport(pool_size=pool_size, timeout=timeout)
+        self._proxied: AiohttpTransport | None = None
+        self._uses_proxy: dict[str, bool] = {}
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        basic_auth: tuple[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> HttpReply:
+        proxied = self._uses_proxy.get(url)
+        if proxied is None:
+            proxied = env_proxy(url) is not None
+            if len(self._uses_proxy) < 1024:
+                self._uses_proxy[url] = proxied
+        if not proxied:
+            return await self._direct.send(
+                method, url, headers=headers, body=body, basic_auth=basic_auth, timeout=timeout
+            )
+        if self._proxied is None:
+            self._proxied = AiohttpTransport(pool_size=self.pool_size, timeout=self.timeout)
+        return await self._proxied.send(
+            method, url, headers=headers, body=body, basic_auth=basic_auth, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        await self._direct.aclose()
+        if self._proxied is not None:
+            await self._proxied.aclose()
+
+
 class AiohttpTransport:
-    """One ClientSession per backend, created in the running event loop on first use (a
-    session belongs to one loop, and the CLI runs its preflight check in another).
+    """Requests through a proxy (see HttpTransport). One ClientSession per backend, created
+    in the running event loop on first use (a session belongs to one loop).
 
     trust_env is off: with it aiohttp looks up the proxy and ~/.netrc in a thread for every
     request (two thread hops per request), and netrc would add credentials nobody named.
@@ -141,21 +189,25 @@ class AiohttpTransport:
             ) from None
         except aiohttp.ClientConnectorCertificateError as error:
             raise TransientError(
-                f"TLS certificate error: {_describe(error)}", kind="connect"
+                f"TLS certificate error: {describe_error(error)}", kind="connect"
             ) from None
         except aiohttp.ClientConnectorError as error:
-            raise TransientError(f"connection error: {_describe(error)}", kind="connect") from None
+            raise TransientError(
+                f"connection error: {describe_error(error)}", kind="connect"
+            ) from None
         except (aiohttp.ClientSSLError, ssl.SSLError) as error:
-            raise TransientError(f"TLS error: {_describe(error)}", kind="connect") from None
+            raise TransientError(f"TLS error: {describe_error(error)}", kind="connect") from None
         except aiohttp.ClientResponseError as error:
             raise TransientError(
-                f"malformed response: {_describe(error)}", kind="malformed"
+                f"malformed response: {describe_error(error)}", kind="malformed"
             ) from None
         except (aiohttp.ClientError, ConnectionError, OSError) as error:
-            raise TransientError(f"connection error: {_describe(error)}", kind="dropped") from None
+            raise TransientError(
+                f"connection error: {describe_error(error)}", kind="dropped"
+            ) from None
         except (UnicodeError, ValueError) as error:  # e.g. an invalid header from the server
             raise TransientError(
-                f"malformed response: {_describe(error)}", kind="malformed"
+                f"malformed response: {describe_error(error)}", kind="malformed"
             ) from None
 
     async def aclose(self) -> None:

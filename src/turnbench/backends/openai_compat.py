@@ -33,7 +33,7 @@ from turnbench.backends.endpoints import (
     EndpointPool,
     FixedLimit,
 )
-from turnbench.backends.http import AiohttpTransport, HttpReply, Transport
+from turnbench.backends.http import HttpReply, HttpTransport, Transport
 from turnbench.backends.keys import OPENAI_URL, EndpointKey, base_url_flag, key_flag
 from turnbench.backends.replies import Redactor, error_detail, parse_completion, short_detail
 from turnbench.backends.retry import (
@@ -133,7 +133,7 @@ class OpenAICompatBackend:
             token_param == "auto" and is_reasoning_model(model_name)
         )
         pool_size = sum(e.limit.ceiling for e in self.pool.endpoints)
-        self._transport: Transport = transport or AiohttpTransport(
+        self._transport: Transport = transport or HttpTransport(
             pool_size=pool_size, timeout=self._policy.request_timeout
         )
         self._headers = {id(e): self.headers(e) for e in self.pool.endpoints}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from turnbench.backends.endpoints import Endpoint
-from turnbench.backends.http import AiohttpTransport
+from turnbench.backends.http import HttpTransport
 from turnbench.backends.keys import base_url_flag
 from turnbench.backends.retry import TransientError
 from turnbench.errors import PreflightError
@@ -31,7 +31,7 @@ class Check:
     detail: str = ""
 
 
-async def _check(backend: Any, endpoint: Endpoint, transport: AiohttpTransport) -> Check:
+async def _check(backend: Any, endpoint: Endpoint, transport: HttpTransport) -> Check:
     from turnbench.backends.replies import error_detail
 
     timeout = min(PREFLIGHT_TIMEOUT, backend._policy.request_timeout)
@@ -80,7 +80,7 @@ async def preflight(backends: list[Any]) -> list[str]:
             unique.append(backend)
     if not unique:
         return []
-    transport = AiohttpTransport(pool_size=16, timeout=PREFLIGHT_TIMEOUT)
+    transport = HttpTransport(pool_size=16, timeout=PREFLIGHT_TIMEOUT)
     checks: dict[tuple[str, str | None], asyncio.Task[Check]] = {}
     try:
         for backend in unique:

@@ -211,6 +211,6 @@ def load_audit(directory: Path, label: str, warn: Any = None) -> Audit:
 
 def is_audit_dir(directory: Path) -> bool:
     from turnbench.audit.results import AUDIT_NAME
-    from turnbench.results import RESULTS_NAME
+    from turnbench.resultsfile import RESULTS_NAME
 
     return (directory / AUDIT_NAME).is_file() and not (directory / RESULTS_NAME).is_file()

@@ -1,0 +1,337 @@
+"""The direct HTTP/1.1 transport against scripted servers on 127.0.0.1: what it reads,
+what it refuses, when it reuses a connection, and how each failure is named."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from turnbench.backends import http, http11
+from turnbench.backends.http import HttpTransport
+from turnbench.backends.http11 import Http11Transport
+from turnbench.backends.retry import TransientError
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Scripted:
+    """A raw TCP server: every connection runs `handler`; counts connections and keeps
+    the request heads it read (read_request)."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self.server: asyncio.base_events.Server | None = None
+        self.port = 0
+
+    async def __aenter__(self) -> Scripted:
+        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            try:
+                await self.handler(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+
+        self.server = await asyncio.start_server(run, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/chat/completions"
+
+    async def read_request(self, reader: asyncio.StreamReader) -> bytes:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        body = await reader.readexactly(length) if length else b""
+        self.requests.append(head + body)
+        return head + body
+
+
+def replying(*replies: bytes, split: int = 0) -> Callable[[Scripted], Handler]:
+    """A handler answering each request on a connection with the next reply (all of them
+    byte by byte when `split`), then waiting for the client to close."""
+
+    def make(server: Scripted) -> Handler:
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            for reply in replies:
+                await server.read_request(reader)
+                if split:
+                    for index in range(0, len(reply), split):
+                        writer.write(reply[index : index + split])
+                        await writer.drain()
+                else:
+                    writer.write(reply)
+                    await writer.drain()
+            await reader.read()  # until the client closes
+
+        return handler
+
+    return make
+
+
+async def exchange(make: Callable[[Scripted], Handler], calls: int = 1, **send_args):
+    """`calls` POSTs to a scripted server; the replies, the server, and each error."""
+    server = Scripted(lambda r, w: handler(r, w))
+    handler = make(server)
+    transport = Http11Transport(pool_size=4, timeout=send_args.pop("timeout", 5.0))
+    outcomes: list[object] = []
+    async with server:
+        for _ in range(calls):
+            try:
+                outcomes.append(
+                    await transport.send(
+                        "POST",
+                        server.url,
+                        headers=send_args.get("headers", {"Content-Type": "application/json"}),
+                        body=b'{"x": 1}',
+                        basic_auth=send_args.get("basic_auth"),
+                    )
+                )
+            except TransientError as error:
+                outcomes.append(error)
+        await transport.aclose()
+    return outcomes, server
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
+
+
+def test_keep_alive_reuses_one_connection_and_the_request_is_well_formed():
+    outcomes, server = run(exchange(replying(OK, OK, OK), calls=3, basic_auth=("user", "pässword")))
+    assert [o.status for o in outcomes] == [200, 200, 200]  # type: ignore[union-attr]
+    assert all(o.body == b'{"ok": true}' for o in outcomes)  # type: ignore[union-attr]
+    assert server.connections == 1
+    head = server.requests[0].decode("latin-1")
+    assert head.startswith("POST /v1/chat/completions HTTP/1.1\r\n")
+    assert f"\r\nHost: 127.0.0.1:{server.port}\r\n" in head
+    assert "\r\nContent-Length: 8\r\n" in head and head.endswith('\r\n\r\n{"x": 1}')
+    assert "\r\nAuthorization: Basic dXNlcjpw5HNzd29yZA==\r\n" in head  # latin-1, as aiohttp
+
+
+def test_headers_are_case_insensitive_and_repeated_ones_joined():
+    reply = (
+        b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nX-Thing: a\r\nx-thing: b\r\n"
+        b"Content-Length: 2\r\n\r\n{}"
+    )
+    (outcome,), _ = run(exchange(replying(reply)))
+    assert outcome.status == 429  # type: ignore[union-attr]
+    headers = outcome.headers  # type: ignore[union-attr]
+    assert headers.get("retry-after") == headers["Retry-After"] == "3"
+    assert headers.get("X-THING") == "a, b" and "x-thing" in headers
+
+
+def test_chunked_body_byte_by_byte_with_extensions_and_trailers():
+    reply = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;name=value\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: yes\r\n\r\n"
+    )
+    outcomes, server = run(exchange(replying(reply, reply, split=1), calls=2))
+    assert [o.body for o in outcomes] == [b"hello world"] * 2  # type: ignore[union-attr]
+    assert server.connections == 1  # a complete chunked reply keeps the connection
+
+
+@pytest.mark.parametrize(
+    ("coding", "packed"),
+    [
+        ("gzip", gzip.compress(b'{"a": "' + b"x" * 5000 + b'"}')),
+        ("deflate", zlib.compress(b'{"a": "' + b"x" * 5000 + b'"}')),
+        ("deflate", zlib.compress(b'{"a": "' + b"x" * 5000 + b'"}')[2:-4]),  # raw deflate
+    ],
+)
+def test_compressed_bodies_are_decoded(coding, packed):
+    reply = (
+        f"HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\nContent-Length: {len(packed)}\r\n\r\n"
+    ).encode() + packed
+    (outcome,), _ = run(exchange(replying(reply)))
+    assert outcome.body == b'{"a": "' + b"x" * 5000 + b'"}'  # type: ignore[union-attr]
+
+
+def test_a_compression_bomb_is_refused_after_the_cap(monkeypatch):
+    monkeypatch.setattr(http11, "MAX_BODY_BYTES", 100_000)
+    packed = gzip.compress(b"0" * 1_000_000)  # ~1 kB that inflates to 1 MB
+    reply = (
+        f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {len(packed)}\r\n\r\n"
+    ).encode() + packed
+    (outcome,), _ = run(exchange(replying(reply)))
+    assert isinstance(outcome, TransientError) and outcome.kind == "malformed"
+    assert "too large" in str(outcome)
+
+
+def test_a_body_until_close_is_read_and_the_connection_not_reused():
+    async def handler(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(8)
+        writer.write(b"HTTP/1.0 200 OK\r\n\r\n{")
+        await writer.drain()
+        writer.write(b'"ok": 1}')
+        await writer.drain()
+        writer.close()
+
+    outcomes, server = run(exchange(lambda s: handler, calls=2))
+    assert [o.body for o in outcomes] == [b'{"ok": 1}'] * 2  # type: ignore[union-attr]
+    assert server.connections == 2
+
+
+def test_connection_close_and_unasked_bytes_end_the_connection():
+    closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+    outcomes, server = run(exchange(replying(closing), calls=2))
+    assert all(o.status == 200 for o in outcomes) and server.connections == 2  # type: ignore[union-attr]
+    extra = OK + b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"  # a reply nobody asked for
+    outcomes, server = run(exchange(replying(extra, OK), calls=2))
+    assert all(o.body == b'{"ok": true}' for o in outcomes)  # type: ignore[union-attr]
+    assert server.connections == 2
+
+
+def test_interim_replies_are_skipped_and_204_has_no_body():
+    interim = b"HTTP/1.1 100 Continue\r\n\r\n" + OK
+    no_content = b"HTTP/1.1 204 No Content\r\n\r\n"
+    outcomes, server = run(exchange(replying(interim, no_content, OK), calls=3))
+    assert [(o.status, o.body) for o in outcomes] == [  # type: ignore[union-attr]
+        (200, b'{"ok": true}'),
+        (204, b""),
+        (200, b'{"ok": true}'),
+    ]
+    assert server.connections == 1
+
+
+def test_an_idle_connection_the_server_closed_is_replaced():
+    async def scenario() -> tuple[list[int], int]:
+        async def one_reply(reader, writer):
+            await server.read_request(reader)
+            writer.write(OK)
+            await writer.drain()
+            writer.close()  # closes right after the reply, while the client keeps it idle
+
+        server = Scripted(one_reply)
+        transport = Http11Transport(pool_size=2, timeout=5)
+        async with server:
+            statuses = []
+            for _ in range(3):
+                reply = await transport.send("POST", server.url, headers={}, body=b"{}")
+                statuses.append(reply.status)
+                await asyncio.sleep(0.05)  # the server's close arrives
+            await transport.aclose()
+        return statuses, server.connections
+
+    statuses, connections = run(scenario())
+    assert statuses == [200, 200, 200] and connections == 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "words"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "malformed", "not an HTTP/1.x status line"),
+        (b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", "malformed", "invalid status code"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 12, 13\r\n\r\n", "malformed", "Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n", "malformed", "byte body"),
+        (b"HTTP/1.1 200 OK\r\nBad header\r\n\r\n", "malformed", "invalid header line"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "malformed", "chunk"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{", "dropped", "before the reply"),
+        (b"", "dropped", "closed the connection"),
+    ],
+)
+def test_broken_replies_are_named(reply, kind, words):
+    async def handler(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(reply)
+        await writer.drain()
+        writer.close()
+
+    (outcome,), _ = run(exchange(lambda s: handler))
+    assert isinstance(outcome, TransientError)
+    assert outcome.kind == kind and words in str(outcome)
+
+
+def test_endless_headers_are_refused(monkeypatch):
+    monkeypatch.setattr(http11, "MAX_HEAD_BYTES", 4096)
+
+    async def handler(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 10_000)
+        await writer.drain()
+        await reader.read()
+
+    (outcome,), _ = run(exchange(lambda s: handler))
+    assert isinstance(outcome, TransientError) and outcome.kind == "malformed"
+    assert "headers" in str(outcome)
+
+
+def test_a_silent_server_times_out_and_a_closed_port_is_a_connect_error():
+    async def silent(reader, writer):
+        await reader.read()
+
+    (outcome,), _ = run(exchange(lambda s: silent, timeout=0.3))
+    assert isinstance(outcome, TransientError) and outcome.kind == "timeout"
+
+    async def refused() -> TransientError:
+        transport = Http11Transport(pool_size=1, timeout=5)
+        with pytest.raises(TransientError) as error:
+            await transport.send("GET", "http://127.0.0.1:9/v1/models", headers={})
+        return error.value
+
+    error = run(refused())
+    assert error.kind == "connect" and "Connect call failed" in str(error)
+
+
+def test_a_line_break_in_a_header_is_never_sent():
+    sent: list[bytes] = []
+
+    async def handler(reader, writer):
+        sent.append(await reader.read(100))
+
+    (outcome,), server = run(
+        exchange(lambda s: handler, headers={"Authorization": "Bearer k\r\nX-Evil: 1"})
+    )
+    assert isinstance(outcome, TransientError) and "line break" in str(outcome)
+    assert server.connections == 0 and not sent
+
+
+def test_a_proxied_url_goes_through_aiohttp(monkeypatch):
+    """HTTP_PROXY names a proxy: the request reaches it in absolute form (aiohttp), while a
+    host in NO_PROXY is reached directly."""
+
+    async def scenario() -> tuple[list[bytes], list[bytes]]:
+        proxy = Scripted(lambda r, w: proxy_handler(r, w))
+        origin = Scripted(lambda r, w: origin_handler(r, w))
+        proxy_handler = replying(OK)(proxy)
+        origin_handler = replying(OK)(origin)
+        async with proxy, origin:
+            monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+            monkeypatch.setenv("NO_PROXY", "localhost")
+            http._proxy.cache_clear()
+            transport = HttpTransport(pool_size=2, timeout=5)
+            far = await transport.send(
+                "GET", f"http://example.test:{origin.port}/v1/models", headers={}
+            )
+            near = await transport.send(
+                "GET", f"http://localhost:{origin.port}/v1/models", headers={}
+            )
+            await transport.aclose()
+            assert far.status == near.status == 200
+        return proxy.requests, origin.requests
+
+    try:
+        via_proxy, direct = run(scenario())
+    finally:
+        http._proxy.cache_clear()
+    assert len(via_proxy) == 1 and via_proxy[0].startswith(b"GET http://example.test:")
+    assert len(direct) == 1 and direct[0].startswith(b"GET /v1/models HTTP/1.1")
