@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,7 +142,7 @@ class DataLocator:
                 self.download(dataset, only=missing)
             except DataMissingError:
                 raise
-            except (OSError, urllib.error.URLError) as error:
+            except OSError as error:  # urllib.error.URLError is one
                 raise self._missing_error(dataset, missing, reason=str(error)) from None
         located: dict[str, Path] = {}
         for entry in entries:
@@ -166,6 +164,8 @@ class DataLocator:
             target = self.cache_dir / entry.path
             if target.is_file() and not force and sha256_file(target) == entry.sha256:
                 continue
+            import urllib.request  # (here: only a download needs it)
+
             url = self.base_url() + entry.url
             with urllib.request.urlopen(url, timeout=60) as response:
                 payload = response.read()

@@ -11,6 +11,7 @@ too (`record_key`), which is also how a log written before this scheme (schema v
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -149,3 +150,9 @@ def with_legacy_fields(record: FailureRecord) -> FailureRecord:
     else:
         return record
     return record.model_copy(update={**fields, "sample_id": sample, "turn": int(parts[-1])})
+
+
+def batch_custom_id(key: str) -> str:
+    """A custom_id every provider accepts for any engine key (stable, 40 characters).
+    The engine keeps its own map from this id back to its key."""
+    return "tb-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:37]

@@ -27,10 +27,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from turnbench.batch.base import batch_custom_id
 from turnbench.cleaning import UNCLOSED_THINK
 from turnbench.judging.parsers import SCORE_RANGES
-from turnbench.keys import key_matches, legacy_key, record_key, with_legacy_fields
+from turnbench.keys import (
+    batch_custom_id,
+    key_matches,
+    legacy_key,
+    record_key,
+    with_legacy_fields,
+)
 from turnbench.types import (
     AnswerRecord,
     BatchRecord,

@@ -15,8 +15,9 @@ import importlib
 import sys
 import threading
 
-#: what a run's results import, slowest first (numpy loads numpy.random on first use)
-RESULT_LIBRARIES = ("numpy", "numpy.random", "turnbench.results", "turnbench.ratings")
+#: what a run's results import, slowest first (numpy loads numpy.random on first use, and
+#: numpy.ma inside its first np.quantile)
+RESULT_LIBRARIES = ("numpy", "numpy.random", "numpy.ma", "turnbench.results", "turnbench.ratings")
 
 
 def import_in_background(names: tuple[str, ...] = RESULT_LIBRARIES) -> threading.Thread | None:

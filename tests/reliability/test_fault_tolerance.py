@@ -30,7 +30,8 @@ from tests.reliability.helpers import (
     scores,
 )
 from turnbench.backends.openai_compat import TransientError
-from turnbench.backends.retry import BackoffWait, RetryPolicy, parse_retry_after
+from turnbench.backends.retry import RetryPolicy, parse_retry_after
+from turnbench.backends.sdk_calls import BackoffWait
 from turnbench.testing.fake_server import (
     FAULTS,
     SOFT_FAULTS,

@@ -15,8 +15,8 @@ sends through a proxy, which goes through aiohttp (`AiohttpTransport`, imported 
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -55,6 +55,11 @@ class Transport(Protocol):
 @lru_cache(maxsize=64)
 def _proxy(scheme: str, host: str) -> str | None:
     """The proxy from HTTP(S)_PROXY / ALL_PROXY for this scheme and host, NO_PROXY honoured."""
+    names = (f"{scheme}_proxy", "all_proxy")
+    if not any(os.environ.get(name) or os.environ.get(name.upper()) for name in names):
+        return None  # no proxy for this scheme (and urllib.request not imported for it)
+    import urllib.request
+
     if urllib.request.proxy_bypass_environment(host):
         return None
     proxies = urllib.request.getproxies_environment()

@@ -14,9 +14,6 @@ import re
 import time
 from dataclasses import dataclass
 
-from tenacity import RetryCallState
-from tenacity.wait import wait_random_exponential
-
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 CONGESTION_STATUS = frozenset({429, 503})  # "slow down", not "broken"
@@ -123,21 +120,3 @@ def parse_duration(raw: str | None) -> float | None:
             return None
         value = sum(float(number) * _UNIT[unit] for number, unit in parts)
     return value if math.isfinite(value) and value >= 0 else None
-
-
-class BackoffWait:
-    """tenacity wait strategy: the server's Retry-After when given, else jittered backoff."""
-
-    def __init__(self, policy: RetryPolicy) -> None:
-        self._policy = policy
-        self._exponential = wait_random_exponential(
-            multiplier=policy.initial_wait, max=policy.max_wait
-        )
-
-    def __call__(self, state: RetryCallState) -> float:
-        outcome = state.outcome
-        error = outcome.exception() if outcome is not None else None
-        retry_after = getattr(error, "retry_after", None)
-        if retry_after is not None:
-            return min(float(retry_after), self._policy.max_wait)
-        return float(self._exponential(state))

@@ -18,10 +18,10 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_before_delay
 from tenacity.stop import stop_base
+from tenacity.wait import wait_random_exponential
 
 from turnbench.backends.retry import (
     FATAL_STATUS,
-    BackoffWait,
     RetryPolicy,
     is_retryable_status,
     parse_retry_after,
@@ -29,6 +29,24 @@ from turnbench.backends.retry import (
 from turnbench.errors import FatalBackendError, RequestFailedError
 
 T = TypeVar("T")
+
+
+class BackoffWait:
+    """tenacity wait strategy: the server's Retry-After when given, else jittered backoff."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self._policy = policy
+        self._exponential = wait_random_exponential(
+            multiplier=policy.initial_wait, max=policy.max_wait
+        )
+
+    def __call__(self, state: RetryCallState) -> float:
+        outcome = state.outcome
+        error = outcome.exception() if outcome is not None else None
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is not None:
+            return min(float(retry_after), self._policy.max_wait)
+        return float(self._exponential(state))
 
 
 class Transient(Exception):

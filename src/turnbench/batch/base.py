@@ -11,7 +11,6 @@ restart: build a fresh client for the same model and endpoint and pass it the ha
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from turnbench.errors import RequestFailedError, UserError
+from turnbench.keys import batch_custom_id as batch_custom_id  # (the batch API names it)
 from turnbench.types import Completion, Message, RequestParams
 
 BatchState = Literal[
@@ -170,12 +170,6 @@ class BatchClient(Protocol):
     async def cancel(self, handle: BatchHandle) -> BatchStatus: ...
 
     async def aclose(self) -> None: ...
-
-
-def batch_custom_id(key: str) -> str:
-    """A custom_id every provider accepts for any engine key (stable, 40 characters).
-    The engine keeps its own map from this id back to its key."""
-    return "tb-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:37]
 
 
 def check_items(items: list[BatchItem], *, limit: int, valid_id: Callable[[str], bool]) -> None:
