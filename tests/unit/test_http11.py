@@ -335,3 +335,46 @@ def test_a_proxied_url_goes_through_aiohttp(monkeypatch):
         http._proxy.cache_clear()
     assert len(via_proxy) == 1 and via_proxy[0].startswith(b"GET http://example.test:")
     assert len(direct) == 1 and direct[0].startswith(b"GET /v1/models HTTP/1.1")
+
+
+def test_at_most_pool_size_exchanges_at_once_and_a_timeout_frees_its_slot():
+    async def scenario() -> tuple[int, list[object]]:
+        open_now = most = 0
+
+        async def slow(reader, writer):
+            nonlocal open_now, most
+            while True:
+                request = await server.read_request(reader)
+                if b"slow" in request:  # the client gives up on this one after 0.1 s
+                    await asyncio.sleep(0.5)
+                    continue
+                open_now += 1
+                most = max(most, open_now)
+                await asyncio.sleep(0.05)
+                open_now -= 1
+                writer.write(OK)
+                await writer.drain()
+
+        server = Scripted(slow)
+        transport = Http11Transport(pool_size=2, timeout=5)
+        async with server:
+
+            async def one(body: bytes, timeout: float | None = None) -> object:
+                try:
+                    return await transport.send(
+                        "POST", server.url, headers={}, body=body, timeout=timeout
+                    )
+                except TransientError as error:
+                    return error
+
+            outcomes = await asyncio.gather(
+                one(b"slow", timeout=0.1), *(one(b"{}") for _ in range(6))
+            )
+            await transport.aclose()
+        return most, list(outcomes)
+
+    most, outcomes = run(scenario())
+    # the timed-out request gave its slot back: the others ran two at a time beside it
+    assert most == 2
+    assert isinstance(outcomes[0], TransientError) and outcomes[0].kind == "timeout"
+    assert all(o.status == 200 for o in outcomes[1:])  # type: ignore[union-attr]
