@@ -30,7 +30,7 @@ from turnbench.errors import FatalBackendError, UserError
 from turnbench.gcpause import collector_paused
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
-from turnbench.preload import import_in_background
+from turnbench.preload import call_in_background, import_in_background
 from turnbench.prices import PriceTable, load_prices
 from turnbench.resultsfile import write_results
 from turnbench.runlog import RunLog, config_record
@@ -40,6 +40,8 @@ from turnbench.types import SamplingConfig
 from turnbench.uptodate import STATE_NAME, forget_state, input_digest, save_state, unchanged_results
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from turnbench.batching import BatchQueue
     from turnbench.costs import CostMeter
 
@@ -421,14 +423,20 @@ class Session:
                     {s: len(k & ctx.done.keys()) for s, k in planned.items()},
                 )
                 cancelled = False
+                digest: list[Future[str | None]] = []  # of the inputs, for _finish
+
+                def on_started() -> None:  # while the first replies are awaited
+                    import_in_background()  # the results' libraries
+                    if not queues:  # a run with provider batches is never vouched for
+                        digest.append(call_in_background(lambda: self._inputs(prepared)))
+
                 try:
                     outcome = await execute(
                         jobs,
                         ctx,
                         handle_signals=self._handle_signals,
                         max_active=self._max_active(),
-                        # the results' libraries, while the replies are awaited
-                        on_started=import_in_background,
+                        on_started=on_started,
                     )
                 except asyncio.CancelledError:
                     cancelled = True
@@ -436,8 +444,8 @@ class Session:
                 finally:
                     progress.stop()
                 done_all = all(keys <= ctx.done.keys() for keys in planned.values())
-                vouch = done_all and not queues
-                return self._finish(log, prepared, outcome, cancelled, vouch=vouch)
+                vouched = digest[0] if done_all and digest else None
+                return self._finish(log, prepared, outcome, cancelled, inputs=vouched)
         finally:
             for queue in queues.values():
                 await queue.aclose()
@@ -538,10 +546,11 @@ class Session:
         outcome: RunOutcome,
         cancelled: bool,
         *,
-        vouch: bool = False,
+        inputs: Future[str | None] | None = None,
     ) -> RunResult:
-        """Results from the log; `vouch`: every planned item is done and nothing went wrong,
-        so a complete run's results.json is vouched for (`uptodate`)."""
+        """Results from the log. `inputs` (the digest of the run's inputs, computed while
+        the requests ran) is given when every planned item is done: if nothing went wrong
+        either, the complete run's results.json is vouched for (`uptodate`)."""
         log.sync()
         status = outcome.status
         notes: dict[str, Any] = {}
@@ -562,16 +571,11 @@ class Session:
                 prices=prepared.prices,
             )
         write_results(log.directory, results)
-        inputs = None
-        if vouch and status == "finished" and results.get("complete") and not self.warnings:
-            inputs = input_digest(
-                self.options,
-                self.mode,
-                type(prepared.benchmark).__module__,
-                prepared.config.data_sha256,
-            )
-        if inputs is not None:
-            save_state(log.directory, inputs)
+        digest = None
+        if inputs is not None and status == "finished" and results.get("complete"):
+            digest = None if self.warnings else inputs.result()  # (ready long before now)
+        if digest is not None:
+            save_state(log.directory, digest)
         else:
             forget_state(log.directory)
         result = RunResult(
@@ -585,6 +589,15 @@ class Session:
         if cancelled:
             raise asyncio.CancelledError
         return result
+
+    def _inputs(self, prepared: Prepared) -> str | None:
+        """The digest of this run's inputs (`uptodate.input_digest`)."""
+        return input_digest(
+            self.options,
+            self.mode,
+            type(prepared.benchmark).__module__,
+            prepared.config.data_sha256,
+        )
 
     def _record_config(self, log: RunLog, config: RunConfig, started: float) -> None:
         """Check the run's identity, then record this invocation's configuration (its `ts`

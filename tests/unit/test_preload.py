@@ -6,7 +6,9 @@ from __future__ import annotations
 import sys
 import threading
 
-from turnbench.preload import import_in_background
+import pytest
+
+from turnbench.preload import call_in_background, import_in_background
 
 
 def test_imports_in_another_thread_and_only_what_is_missing(tmp_path, monkeypatch):
@@ -30,3 +32,16 @@ def test_a_module_that_cannot_be_imported_is_left_to_the_real_import(monkeypatch
     thread.join(10)
     assert escaped == []  # the failure stayed inside the thread
     assert "tb_no_such_module_anywhere" not in sys.modules
+
+
+def test_a_background_call_returns_its_result_or_raises_its_error_where_it_is_read():
+    caller = threading.current_thread()
+    ran_in = call_in_background(lambda: threading.current_thread())
+    assert ran_in.result(10) is not caller and ran_in.result().daemon
+
+    def broken() -> None:
+        raise ValueError("unreadable input")
+
+    failed = call_in_background(broken)
+    with pytest.raises(ValueError, match="unreadable input"):
+        failed.result(10)
