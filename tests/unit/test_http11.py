@@ -378,3 +378,31 @@ def test_at_most_pool_size_exchanges_at_once_and_a_timeout_frees_its_slot():
     assert most == 2
     assert isinstance(outcomes[0], TransientError) and outcomes[0].kind == "timeout"
     assert all(o.status == 200 for o in outcomes[1:])  # type: ignore[union-attr]
+
+
+def test_an_unusable_url_is_refused_without_repeating_it():
+    async def scenario() -> TransientError:
+        transport = Http11Transport(pool_size=1, timeout=5)
+        with pytest.raises(TransientError) as error:
+            await transport.send("GET", "ftp://host/v1/models?key=SECRET-KEY", headers={})
+        return error.value
+
+    error = run(scenario())
+    assert error.kind == "connect" and "SECRET-KEY" not in str(error)
+
+
+def test_one_transport_serves_two_event_loops_in_turn():
+    """A notebook runs one session after another, each in its own loop: the connections of
+    a closed loop are dropped, not reused, and dropping them raises nothing."""
+    from turnbench.testing.fake_server import FakeServer
+
+    transport = Http11Transport(pool_size=2, timeout=5)
+    with FakeServer() as server:
+
+        async def models() -> int:
+            reply = await transport.send("GET", f"{server.base_url}/models", headers={})
+            return reply.status
+
+        assert asyncio.run(models()) == 200  # leaves an idle connection of this loop
+        assert asyncio.run(models()) == 200
+        asyncio.run(transport.aclose())

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import ssl
 import sys
 import zlib
@@ -220,8 +221,7 @@ class _Parser:
 class _Connection(asyncio.Protocol):
     """One keep-alive connection; `exchange` sends a request and awaits its whole reply."""
 
-    def __init__(self, key: tuple[str, str, int]) -> None:
-        self.key = key
+    def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.parser: _Parser | None = None
@@ -259,10 +259,16 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
-            self.transport.close()
+            with contextlib.suppress(RuntimeError):  # its event loop is closed already
+                self.transport.close()
 
     async def exchange(self, method: str, data: bytes) -> _Reply:
         assert self.transport is not None
+        if not self.usable:  # closed since it was chosen: nothing would ever answer
+            raise TransientError(
+                "connection error: the connection closed before the request was sent",
+                kind="dropped",
+            )
         loop = asyncio.get_running_loop()
         self.parser = _Parser(method)
         self.waiter = loop.create_future()
@@ -399,8 +405,11 @@ class Http11Transport:
             return found
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise TransientError(f"connection error: unsupported URL {url[:100]!r}", kind="connect")
+        if scheme not in ("http", "https") or not parts.hostname:  # (the URL may hold a key)
+            raise TransientError(
+                f"connection error: not an http:// or https:// URL with a host ({scheme[:10]!r})",
+                kind="connect",
+            )
         try:
             port = parts.port or (443 if scheme == "https" else 80)
         except ValueError as error:
@@ -455,7 +464,7 @@ class Http11Transport:
         loop = asyncio.get_running_loop()
         try:
             _, protocol = await loop.create_connection(
-                lambda: _Connection(key),
+                _Connection,
                 host,
                 port,
                 ssl=tls,
