@@ -406,3 +406,66 @@ def test_one_transport_serves_two_event_loops_in_turn():
         assert asyncio.run(models()) == 200  # leaves an idle connection of this loop
         assert asyncio.run(models()) == 200
         asyncio.run(transport.aclose())
+
+
+def _self_signed(directory, name: str, san: str):
+    """A certificate and key made by the openssl command (skips the test without it)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command")
+    cert, key = directory / f"{name}.pem", directory / f"{name}.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-subj", f"/CN={name}", "-addext", f"subjectAltName={san}",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.mark.parametrize(
+    ("san", "trust", "accepted"),
+    [
+        ("IP:127.0.0.1", "server", True),
+        ("DNS:other.test", "server", False),  # trusted, but for another name
+        ("IP:127.0.0.1", "stranger", False),  # the right name, signed by nobody trusted
+    ],
+)
+def test_https_verifies_the_certificate(tmp_path, monkeypatch, san, trust, accepted):
+    """The system's trust store decides (here SSL_CERT_FILE names the only trusted
+    certificate): only a trusted certificate for this host is accepted."""
+    import ssl
+
+    cert, key = _self_signed(tmp_path, "server", san)
+    trusted = cert if trust == "server" else _self_signed(tmp_path, "stranger", san)[0]
+    monkeypatch.setenv("SSL_CERT_FILE", str(trusted))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+    async def scenario() -> object:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server = Scripted(lambda r, w: handler(r, w))
+        handler = replying(OK)(server)
+        server_ssl = await asyncio.start_server(
+            lambda r, w: server.handler(r, w), "127.0.0.1", 0, ssl=context
+        )
+        port = server_ssl.sockets[0].getsockname()[1]
+        transport = Http11Transport(pool_size=1, timeout=5)
+        try:
+            return await transport.send(
+                "POST", f"https://127.0.0.1:{port}/v1/chat/completions", headers={}, body=b"{}"
+            )
+        except TransientError as error:
+            return error
+        finally:
+            await transport.aclose()
+            server_ssl.close()
+
+    outcome = run(scenario())
+    if accepted:
+        assert outcome.status == 200 and outcome.body == b'{"ok": true}'  # type: ignore[union-attr]
+    else:
+        assert isinstance(outcome, TransientError) and outcome.kind == "connect"
+        assert "certificate" in str(outcome)
