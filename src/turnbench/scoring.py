@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
 
 
 def mean(values: Iterable[float]) -> float | None:
@@ -35,14 +37,39 @@ def bootstrap_mean_ci(
         return None
     import numpy as np
 
-    rng = np.random.default_rng(seed)
     sums = np.array([sum(c) for c in kept], dtype=float)
-    counts = np.array([len(c) for c in kept], dtype=float)
-    draws = rng.integers(0, len(kept), size=(resamples, len(kept)))
-    stats = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    sizes = {len(c) for c in kept}
+    draws = _draws(seed, len(kept), resamples)
+    if len(sizes) == 1:  # every draw holds the same number of values: the same division
+        stats = sums[draws].sum(axis=1) / float(sizes.pop() * len(kept))
+    else:
+        counts = np.array([len(c) for c in kept], dtype=float)
+        stats = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(stats, [alpha, 1.0 - alpha])
     return float(low), float(high)
+
+
+_CACHED_DRAWS = 200_000  # indices; larger draws (11 MB for 1388 clusters) are not kept
+
+
+def _draws(seed: int, clusters: int, resamples: int) -> Any:
+    """The resampled cluster indices: a fixed seed draws the same ones every time, and a
+    run's results ask for them again for every model, turn and category of one size."""
+    if clusters * resamples > _CACHED_DRAWS:
+        return _new_draws(seed, clusters, resamples)
+    return _cached_draws(seed, clusters, resamples)
+
+
+def _new_draws(seed: int, clusters: int, resamples: int) -> Any:
+    import numpy as np
+
+    draws = np.random.default_rng(seed).integers(0, clusters, size=(resamples, clusters))
+    draws.flags.writeable = False
+    return draws
+
+
+_cached_draws = lru_cache(maxsize=8)(_new_draws)
 
 
 def bootstrap_group_cis(

@@ -257,8 +257,6 @@ class Session:
     ) -> None:
         """--judge-batch / --model-batch need a provider with a batch API; --max-cost needs
         a price for every model that will be asked."""
-        from turnbench.batch import BATCH_PROVIDERS
-
         options = self.options
         batched = []
         if options.judge_batch:
@@ -269,6 +267,8 @@ class Session:
             assert options.model is not None
             batched.append(("--model-batch", options.model))
         for flag, spec in batched:
+            from turnbench.batch import BATCH_PROVIDERS  # (only a batched run needs it)
+
             if parse_spec(spec).provider not in BATCH_PROVIDERS:
                 raise UserError(
                     f"{flag}: {spec} has no batch API; batches are available for "

@@ -144,3 +144,30 @@ def test_group_intervals_match_the_per_group_bootstrap():
     assert cis["1"] == bootstrap_mean_ci([[float(q % 7)] for q in range(20)])
     assert cis["2"] == bootstrap_mean_ci([[float(q % 3)] for q in range(20)])
     assert bootstrap_group_cis([("only", 1, 5.0)]) == {"only": None}  # one cluster: no interval
+
+
+def _reference_interval(clusters, resamples=1000, level=0.95, seed=0):
+    """The cluster bootstrap written out plainly: fresh draws, every count summed."""
+    kept = [c for c in clusters if c]
+    rng = np.random.default_rng(seed)
+    sums = np.array([sum(c) for c in kept], dtype=float)
+    counts = np.array([len(c) for c in kept], dtype=float)
+    draws = rng.integers(0, len(kept), size=(resamples, len(kept)))
+    stats = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    low, high = np.quantile(stats, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("sizes", ["equal", "unequal", "large"])
+def test_bootstrap_interval_is_exactly_the_plain_computation(sizes):
+    """Kept draws and the equal-size shortcut change no digit, however often it is asked."""
+    rng = np.random.default_rng(11)
+    count = 1388 if sizes == "large" else 80  # large: beyond the kept draws
+    clusters = [
+        [float(v) for v in rng.integers(1, 11, size=2 if sizes != "unequal" else 1 + i % 3)]
+        for i in range(count)
+    ]
+    expected = _reference_interval(clusters)
+    assert bootstrap_mean_ci(clusters) == expected
+    assert bootstrap_mean_ci(clusters) == expected  # the second time from kept draws
+    assert bootstrap_mean_ci(clusters, seed=3) == _reference_interval(clusters, seed=3)
