@@ -199,6 +199,9 @@ class Completion(BaseModel):
     system_fingerprint: str | None = None
     sent_params: dict[str, Any] = Field(default_factory=dict)
     attempts: int = 1
+    # seconds from the call until its reply: waits for an endpoint slot, retries and their
+    # backoff included (not one HTTP round trip); through a provider batch, from when this
+    # invocation queued it
     latency_s: float = 0.0
     logprobs: list[TokenLogprob] | None = None  # when requested and the server returned them
     endpoint: str | None = None  # the endpoint that answered (redacted URL); None in process
