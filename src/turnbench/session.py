@@ -423,12 +423,13 @@ class Session:
                     {s: len(k & ctx.done.keys()) for s, k in planned.items()},
                 )
                 cancelled = False
-                digest: list[Future[str | None]] = []  # of the inputs, for _finish
+                digest: Future[str | None] | None = None  # of the inputs, for _finish
 
                 def on_started() -> None:  # while the first replies are awaited
+                    nonlocal digest
                     import_in_background()  # the results' libraries
                     if not queues:  # a run with provider batches is never vouched for
-                        digest.append(call_in_background(lambda: self._inputs(prepared)))
+                        digest = call_in_background(lambda: self._inputs(prepared))
 
                 try:
                     outcome = await execute(
@@ -444,7 +445,7 @@ class Session:
                 finally:
                     progress.stop()
                 done_all = all(keys <= ctx.done.keys() for keys in planned.values())
-                vouched = digest[0] if done_all and digest else None
+                vouched = digest if done_all else None
                 return self._finish(log, prepared, outcome, cancelled, inputs=vouched)
         finally:
             for queue in queues.values():

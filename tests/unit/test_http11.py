@@ -112,6 +112,18 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
+def get_error(url: str) -> TransientError:
+    """The error of a GET to `url` that must fail."""
+
+    async def scenario() -> TransientError:
+        transport = Http11Transport(pool_size=1, timeout=5)
+        with pytest.raises(TransientError) as error:
+            await transport.send("GET", url, headers={})
+        return error.value
+
+    return run(scenario())
+
+
 OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
 
 
@@ -282,13 +294,7 @@ def test_a_silent_server_times_out_and_a_closed_port_is_a_connect_error():
     (outcome,), _ = run(exchange(lambda s: silent, timeout=0.3))
     assert isinstance(outcome, TransientError) and outcome.kind == "timeout"
 
-    async def refused() -> TransientError:
-        transport = Http11Transport(pool_size=1, timeout=5)
-        with pytest.raises(TransientError) as error:
-            await transport.send("GET", "http://127.0.0.1:9/v1/models", headers={})
-        return error.value
-
-    error = run(refused())
+    error = get_error("http://127.0.0.1:9/v1/models")
     assert error.kind == "connect" and "Connect call failed" in str(error)
 
 
@@ -381,13 +387,7 @@ def test_at_most_pool_size_exchanges_at_once_and_a_timeout_frees_its_slot():
 
 
 def test_an_unusable_url_is_refused_without_repeating_it():
-    async def scenario() -> TransientError:
-        transport = Http11Transport(pool_size=1, timeout=5)
-        with pytest.raises(TransientError) as error:
-            await transport.send("GET", "ftp://host/v1/models?key=SECRET-KEY", headers={})
-        return error.value
-
-    error = run(scenario())
+    error = get_error("ftp://host/v1/models?key=SECRET-KEY")
     assert error.kind == "connect" and "SECRET-KEY" not in str(error)
 
 

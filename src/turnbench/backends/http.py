@@ -87,7 +87,13 @@ class HttpTransport:
         self.timeout = timeout
         self._direct = Http11Transport(pool_size=pool_size, timeout=timeout)
         self._proxied: AiohttpTransport | None = None
-        self._uses_proxy: dict[str, bool] = {}
+
+    def _for(self, url: str) -> Transport:
+        if env_proxy(url) is None:
+            return self._direct
+        if self._proxied is None:
+            self._proxied = AiohttpTransport(pool_size=self.pool_size, timeout=self.timeout)
+        return self._proxied
 
     async def send(
         self,
@@ -99,18 +105,7 @@ class HttpTransport:
         basic_auth: tuple[str, str] | None = None,
         timeout: float | None = None,
     ) -> HttpReply:
-        proxied = self._uses_proxy.get(url)
-        if proxied is None:
-            proxied = env_proxy(url) is not None
-            if len(self._uses_proxy) < 1024:
-                self._uses_proxy[url] = proxied
-        if not proxied:
-            return await self._direct.send(
-                method, url, headers=headers, body=body, basic_auth=basic_auth, timeout=timeout
-            )
-        if self._proxied is None:
-            self._proxied = AiohttpTransport(pool_size=self.pool_size, timeout=self.timeout)
-        return await self._proxied.send(
+        return await self._for(url).send(
             method, url, headers=headers, body=body, basic_auth=basic_auth, timeout=timeout
         )
 

@@ -27,6 +27,7 @@ import ssl
 import sys
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -57,14 +58,9 @@ class _Malformed(Exception):
     """The reply is not HTTP/1.x as we can read it."""
 
 
-class _Reply:
-    __slots__ = ("body", "headers", "reusable", "status")
-
-    def __init__(self, status: int, headers: Headers, body: bytes, reusable: bool) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.reusable = reusable
+#: a reply as received (its body still content-encoded), and whether its connection can
+#: carry the next request
+Exchanged = tuple[HttpReply, bool]
 
 
 class _Parser:
@@ -83,7 +79,7 @@ class _Parser:
         self.chunked_size = 0
         self.pos = 0  # chunked: where the next chunk-size line starts
 
-    def feed(self, buffer: bytearray, eof: bool) -> _Reply | None:
+    def feed(self, buffer: bytearray, eof: bool) -> Exchanged | None:
         if self.head_end < 0 and not self._read_head(buffer):
             if len(buffer) > MAX_HEAD_BYTES:
                 raise _Malformed(f"more than {MAX_HEAD_BYTES} bytes of headers")
@@ -102,8 +98,8 @@ class _Parser:
             raise _Malformed("body too large")
         return self._done(bytes(buffer[self.head_end :]), False) if eof else None
 
-    def _done(self, body: bytes, nothing_after: bool) -> _Reply:
-        return _Reply(self.status, self.headers, body, self.keep_alive and nothing_after)
+    def _done(self, body: bytes, nothing_after: bool) -> Exchanged:
+        return HttpReply(self.status, self.headers, body), self.keep_alive and nothing_after
 
     def _read_head(self, buffer: bytearray) -> bool:
         while True:
@@ -121,11 +117,7 @@ class _Parser:
             return True
 
     def _parse_head(self, head: bytes) -> None:
-        try:
-            text = head.decode("latin-1")
-        except UnicodeDecodeError as error:  # pragma: no cover - latin-1 decodes any byte
-            raise _Malformed(str(error)) from None
-        lines = text.split("\r\n")
+        lines = head.decode("latin-1").split("\r\n")  # (latin-1 decodes any byte)
         parts = lines[0].split(" ", 2)
         if len(parts) < 2 or parts[0] not in ("HTTP/1.1", "HTTP/1.0"):
             raise _Malformed(f"not an HTTP/1.x status line: {lines[0][:100]!r}")
@@ -174,7 +166,7 @@ class _Parser:
             raise _Malformed(f"a {self.length}-byte body")
         self.mode = "length"
 
-    def _read_chunks(self, buffer: bytearray) -> _Reply | None:
+    def _read_chunks(self, buffer: bytearray) -> Exchanged | None:
         pos = max(self.pos, self.head_end)
         while True:
             line_end = buffer.find(b"\r\n", pos)
@@ -206,7 +198,7 @@ class _Parser:
             self.chunks.append(bytes(buffer[line_end + 2 : data_end]))
             pos = data_end + 2
 
-    def _read_trailers(self, buffer: bytearray, pos: int) -> _Reply | None:
+    def _read_trailers(self, buffer: bytearray, pos: int) -> Exchanged | None:
         while True:
             line_end = buffer.find(b"\r\n", pos)
             if line_end < 0:
@@ -225,7 +217,7 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.parser: _Parser | None = None
-        self.waiter: asyncio.Future[_Reply] | None = None
+        self.waiter: asyncio.Future[Exchanged] | None = None
         self.eof = False
         self.closed = False
 
@@ -262,7 +254,7 @@ class _Connection(asyncio.Protocol):
             with contextlib.suppress(RuntimeError):  # its event loop is closed already
                 self.transport.close()
 
-    async def exchange(self, method: str, data: bytes) -> _Reply:
+    async def exchange(self, method: str, data: bytes) -> Exchanged:
         assert self.transport is not None
         if not self.usable:  # closed since it was chosen: nothing would ever answer
             raise TransientError(
@@ -396,7 +388,7 @@ class Http11Transport:
         except (TimeoutError, asyncio.TimeoutError):  # distinct types before Python 3.11
             raise TransientError(f"timed out after {seconds:g}s", kind="timeout") from None
         content = _decoded(reply.body, reply.headers.get("content-encoding"))
-        return HttpReply(reply.status, reply.headers, content)
+        return replace(reply, body=content)
 
     def _target(self, url: str) -> tuple[tuple[str, str, int], str, str]:
         """(connection key, Host header, request target) of `url`, cached per URL."""
@@ -428,7 +420,7 @@ class Http11Transport:
             self._targets[url] = found
         return found
 
-    async def _exchange(self, key: tuple[str, str, int], method: str, data: bytes) -> _Reply:
+    async def _exchange(self, key: tuple[str, str, int], method: str, data: bytes) -> HttpReply:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # a transport used from a new event loop starts afresh
             self._drop_all()
@@ -437,11 +429,11 @@ class Http11Transport:
         assert self._slots is not None
         async with self._slots:
             connection = self._idle_connection(key) or await self._connect(key)
-            reply: _Reply | None = None
+            reusable = False  # (stays so when the exchange fails or is cancelled)
             try:
-                reply = await connection.exchange(method, data)
+                reply, reusable = await connection.exchange(method, data)
             finally:
-                if reply is not None and reply.reusable and connection.usable:
+                if reusable and connection.usable:
                     self._idle.setdefault(key, []).append(connection)
                     if len(self._idle[key]) > MAX_IDLE_PER_HOST:
                         self._idle[key].pop(0).close()
