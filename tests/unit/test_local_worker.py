@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from turnbench.backends import llama_build
-from turnbench.backends.llama_process import crash_message, describe_exit
+from turnbench.backends.llama_process import EngineProcess, crash_message, describe_exit
 from turnbench.backends.local import LocalLlamaBackend, find_embedded_gguf
 from turnbench.errors import EngineCrashedError, FatalBackendError, RequestFailedError, UserError
 from turnbench.types import ReplyConstraint, RequestParams
@@ -154,6 +154,28 @@ def test_a_model_that_does_not_load_stops_the_run(fake_worker, tmp_path, monkeyp
 
     with pytest.raises(FatalBackendError, match=r"could not load model\.bin: ValueError"):
         asyncio.run(scenario())
+
+
+def test_a_load_failure_is_not_a_crash_when_the_exit_is_seen_first(tmp_path):
+    # on a fast machine the worker has said hello, reported the failure and exited before
+    # start() wakes up; the user must still learn that the file did not load
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"x")
+    engine = EngineProcess("local/bad", bad, worker_module=FAKE)
+    wake = engine._hello_event.wait
+
+    def wake_after_the_exit(timeout=None):
+        engine._threads[0].join(timeout)  # the reader ends when the worker has exited
+        return wake(timeout)
+
+    engine._hello_event.wait = wake_after_the_exit
+    try:
+        with pytest.raises(FatalBackendError, match=r"could not load model\.bin") as caught:
+            engine.start()
+    finally:
+        engine.close()
+    assert not isinstance(caught.value, EngineCrashedError)
+    assert not engine._threads[0].is_alive()
 
 
 def test_a_build_for_a_specific_cpu_is_warned_about_once(fake_worker, gguf, monkeypatch):

@@ -159,7 +159,9 @@ class EngineProcess:
         self._pending: dict[int, concurrent.futures.Future[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._dead: EngineCrashedError | None = None
+        # why the worker is unusable: it crashed, it stopped, or it could not load the model
+        self._dead: FatalBackendError | None = None
+        self._load_error: FatalBackendError | None = None
         self._closing = False
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
         self._threads: list[threading.Thread] = []
@@ -275,20 +277,20 @@ class EngineProcess:
             elif op == "loaded":
                 _resolve(self._loaded, None)
             elif op == "load_failed":
-                _fail(
-                    self._loaded,
-                    FatalBackendError(
-                        f"{self.spec}: llama.cpp could not load {self.model_path.name}: "
-                        f"{message.get('error')}"
-                    ),
+                self._load_error = FatalBackendError(
+                    f"{self.spec}: llama.cpp could not load {self.model_path.name}: "
+                    f"{message.get('error')}"
                 )
+                _fail(self._loaded, self._load_error)
             elif op == "result":
                 with self._lock:
                     future = self._pending.pop(int(message.get("id", -1)), None)
                 if future is not None:
                     _resolve(future, message)
         returncode = self._proc.wait()
-        error = None if self._closing else self._crash(returncode)
+        # a worker that could not load the model exits on purpose: that is not a crash, and
+        # start() may see the exit before it sees the load failure (a fast machine)
+        error = None if self._closing else self._load_error or self._crash(returncode)
         with self._lock:
             self._dead = error or EngineCrashedError(f"{self.spec}: the llama.cpp worker stopped")
             pending, self._pending = list(self._pending.values()), {}
