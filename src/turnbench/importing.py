@@ -212,10 +212,11 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
             if record.key not in context.done:
                 log.append(record)
                 context.done[record.key] = record
+        finished = log.end_invocation("finished")
         log.sync()
         notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
         results = build_results(
-            work, config, log.records, when=timing(log.records, time.time()), notes=notes
+            work, config, log.records, when=timing(log.records, finished), notes=notes
         )
         write_results(log.directory, results)
     return results

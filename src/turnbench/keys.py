@@ -50,6 +50,11 @@ def config_key(started: float, invocation: str) -> str:
     return _key("config", started, invocation)
 
 
+def end_key(config_key: str) -> str:
+    """The end of the invocation that `config_key` opened."""
+    return _key("end", config_key)
+
+
 def batch_event_key(submission: str, event: str) -> str:
     """One step (creating, created, ended) of one provider batch submission."""
     return _key("batch", submission, event)

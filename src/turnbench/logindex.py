@@ -40,6 +40,7 @@ from turnbench.types import (
     AnswerRecord,
     BatchRecord,
     ConfigRecord,
+    EndRecord,
     FailureRecord,
     JudgmentRecord,
     LogRecord,
@@ -380,7 +381,7 @@ class LogIndex:
 
     def __init__(self) -> None:
         self.configs: list[ConfigRecord] = []
-        self.spans: list[list[float]] = []  # [start, last record] of every invocation
+        self.spans: list[list[float]] = []  # [start, end or last record] of every invocation
         self.done: dict[str, Done] = {}
         self.failures: dict[str, FailureRecord] = {}
         self.invalid: list[dict[str, str]] = []
@@ -405,6 +406,8 @@ class LogIndex:
             span = self.spans[-1]
             if record.ts > span[1]:
                 span[1] = record.ts
+        if isinstance(record, EndRecord):  # (only its time counts)
+            return
         if isinstance(record, FailureRecord):
             self.failures[record.key] = with_legacy_fields(record)
             if self.batch_items and record.meta.get("batch"):

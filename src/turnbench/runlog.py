@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Protocol
@@ -31,7 +32,7 @@ from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
 from turnbench.gcpause import collector_paused
-from turnbench.keys import config_key
+from turnbench.keys import config_key, end_key
 from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
@@ -43,6 +44,7 @@ from turnbench.types import (
     AnswerRecord,
     BatchRecord,
     ConfigRecord,
+    EndRecord,
     FailureRecord,
     JudgmentRecord,
     LogRecord,
@@ -56,6 +58,7 @@ _RECORD_TYPES = {
     "judgment": JudgmentRecord,
     "failure": FailureRecord,
     "batch": BatchRecord,
+    "end": EndRecord,
 }
 
 Warn = Callable[[str], None]
@@ -84,7 +87,7 @@ def parse_record(line: str) -> LogRecord:
 
 _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
     Annotated[
-        ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord,
+        ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord | EndRecord,
         Field(discriminator="kind"),
     ]
 )
@@ -549,6 +552,17 @@ class RunLog:
             f"{message}. The records logged before are kept; fix the cause and re-run the "
             "same command to resume."
         )
+
+    def end_invocation(self, status: str) -> float:
+        """Record that this invocation ends now (`EndRecord`) and return that time, which its
+        results report. Best effort: a log that can no longer be written still gets its
+        results, and a later invocation then counts this one's time to its last record."""
+        ended = round(time.time(), 3)
+        configs = self.index.configs
+        record = EndRecord(key=end_key(configs[-1].key) if configs else "", status=status, ts=ended)
+        with contextlib.suppress(RunDirectoryError):
+            self.append(record)
+        return ended
 
     def sync(self) -> None:
         if self._fd is not None:

@@ -552,8 +552,9 @@ class Session:
         """Results from the log. `inputs` (the digest of the run's inputs, computed while
         the requests ran) is given when every planned item is done: if nothing went wrong
         either, the complete run's results.json is vouched for (`uptodate`)."""
-        log.sync()
         status = outcome.status
+        finished = log.end_invocation(status)
+        log.sync()
         notes: dict[str, Any] = {}
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
@@ -565,7 +566,7 @@ class Session:
                 prepared.work,
                 prepared.config,
                 log.index,
-                when=timing(log.index, time.time()),
+                when=timing(log.index, finished),
                 log_path=log.path,
                 stopped=None if status == "finished" else status,
                 notes=notes,

@@ -384,4 +384,17 @@ class BatchRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
-LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord
+class EndRecord(BaseModel):
+    """Written when an invocation ends by itself (finished, stopped by a budget, interrupted,
+    stopped by a fatal error; `status`), its `ts` being the time its results.json reports.
+    Without it a later invocation could only count this one's time up to its last piece of
+    work, and a run's summed `wall_seconds` would shrink on resume. A killed invocation has
+    none: its time runs to its last record."""
+
+    kind: Literal["end"] = "end"
+    key: str = ""  # keys.end_key(the invocation's config key)
+    status: str
+    ts: float = Field(default_factory=_now)
+
+
+LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord | EndRecord

@@ -29,10 +29,10 @@ def _finished(server: FakeServer, out: Path, env: dict[str, str]) -> list[str]:
 
 def _assert_log_kept(out: Path, before: list[str]) -> None:
     """Every line logged before is still there, unchanged; the resume added only its own
-    config record."""
+    config and end records."""
     after = (out / "log.jsonl").read_text("utf-8").splitlines()
     assert after[: len(before)] == before
-    assert [json.loads(line)["kind"] for line in after[len(before) :]] == ["config"]
+    assert [json.loads(line)["kind"] for line in after[len(before) :]] == ["config", "end"]
     read_log(out)  # every line whole, the file ends with a newline
 
 

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from turnbench.errors import RunLockedError
+from turnbench.keys import end_key
+from turnbench.results import timing
 from turnbench.runlog import LOG_NAME, RunLog
-from turnbench.types import AnswerRecord, ConfigRecord, FailureRecord
+from turnbench.types import AnswerRecord, ConfigRecord, EndRecord, FailureRecord
 
 CONFIG = ConfigRecord(turnbench_version="test", config={"benchmark": "mt-bench"})
 
@@ -90,3 +92,35 @@ def test_a_second_opener_is_refused_while_the_first_holds_the_lock(tmp_path):
         RunLog(tmp_path).open()
     with RunLog(tmp_path):  # released on close
         pass
+
+
+def test_an_invocation_counts_to_its_end_record_and_a_killed_one_to_its_last_record(tmp_path):
+    def config(ts: float) -> ConfigRecord:
+        return CONFIG.model_copy(update={"key": f"c{ts}", "ts": ts})
+
+    with RunLog(tmp_path) as log:
+        log.append(config(100.0))
+        log.append(_answer("a").model_copy(update={"ts": 101.0}))
+        log.append(EndRecord(key=end_key("c100.0"), status="budget", ts=104.0))  # results said 4 s
+        log.append(config(200.0))  # killed after its last answer
+        log.append(_answer("b").model_copy(update={"ts": 203.0}))
+        log.append(config(300.0))  # the current invocation, ending at 310
+    with RunLog(tmp_path) as log:
+        for source in (log.index, log.records):
+            when = timing(source, 310.0)
+            assert (when.started_at, when.finished_at, when.wall_seconds) == (100.0, 310.0, 17.0)
+        # an end record is neither work nor a broken record
+        assert end_key("c100.0") not in log.index.done
+        assert [i["kind"] for i in log.index.invalid] == ["answer", "answer"]  # (toy keys)
+
+
+def test_ending_an_invocation_records_when_and_survives_a_log_that_refuses_writes(tmp_path):
+    with RunLog(tmp_path) as log:
+        log.append(CONFIG)
+        ended = log.end_invocation("finished")
+        end = log.records[-1]
+        assert isinstance(end, EndRecord) and end.ts == ended and end.status == "finished"
+        assert end.key == end_key(CONFIG.key)
+        log._write_failed = "the disk is full"  # as after a failed append
+        assert log.end_invocation("fatal") >= ended  # no error: the results still get written
+        assert len(log.records) == 2

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,9 +27,7 @@ def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
-def build_audit(
-    prepared: PreparedAudit, log: RunLog, status: str, started: float
-) -> dict[str, Any]:
+def build_audit(prepared: PreparedAudit, log: RunLog, status: str, ended: float) -> dict[str, Any]:
     """audit.json's content, from the log (nothing else)."""
     from turnbench.results import LogView, timing
 
@@ -46,7 +43,7 @@ def build_audit(
     planned = prepared.plan.keys(judge)
     finished = [view.done[k] for k in planned if k in view.done]
     scored = sum(getattr(r, "status", "") == "scored" for r in finished)
-    when = timing(log.index, time.time())
+    when = timing(log.index, ended)
     suite = prepared.plan.suite
     audit: dict[str, Any] = {
         "kind": AUDIT_KIND,

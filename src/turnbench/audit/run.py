@@ -334,8 +334,9 @@ async def run_audit(
                 outcome = RunOutcome("interrupted", "interrupted: the audit was cancelled")
             finally:
                 progress.stop()
+            finished = log.end_invocation(outcome.status)
             log.sync()
-            audit = build_audit(prepared, log, outcome.status, started)
+            audit = build_audit(prepared, log, outcome.status, finished)
             write_audit(log.directory, audit)
             if cancelled:
                 raise asyncio.CancelledError
