@@ -281,8 +281,8 @@ def iso(timestamp: float) -> str:
 
 def timing(records: Sequence[LogRecord] | LogIndex, finished: float) -> Timing:
     """First start and last finish over every invocation, wall time summed: an invocation
-    runs from its config record to its last record (the current one to `finished`), so a
-    killed invocation's time counts too."""
+    runs from its config record to its end record (the current one to `finished`); one
+    killed before it wrote an end record counts to its last record, so its time counts too."""
     spans: list[list[float]] = []
     if isinstance(records, LogIndex):
         spans = [list(span) for span in records.spans]
