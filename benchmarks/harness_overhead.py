@@ -25,10 +25,10 @@ from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks.base import JudgeTask, Sample, Turn
 from turnbench.judging.formats import standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.keys import judgment_key
-from turnbench.logindex import JudgmentDone
-from turnbench.runlog import RunLog
-from turnbench.runner import RunContext, execute
+from turnbench.record_keys import judgment_key
+from turnbench.journal.logindex import JudgmentDone
+from turnbench.journal.runlog import RunLog
+from turnbench.engine.runner import RunContext, execute
 from turnbench.testing.fake_server import spawn
 from turnbench.types import SamplingConfig
 

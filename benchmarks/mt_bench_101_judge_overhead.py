@@ -69,8 +69,8 @@ def write_inputs(data_dir: Path, workdir: Path) -> tuple[Path, Path, int]:
     rendered by the benchmark itself (so both sides send exactly the same messages)."""
     from turnbench.benchmarks import benchmark_class
     from turnbench.benchmarks.base import BenchmarkSettings
-    from turnbench.data import DataLocator
-    from turnbench.dialogue import earlier_pairs
+    from turnbench.benchmarks.datafiles import DataLocator
+    from turnbench.engine.dialogue import earlier_pairs
 
     cls = benchmark_class("mt-bench-101")
     files = DataLocator(data_dir, allow_download=False).require_files(cls.name, cls.data_files())

@@ -16,9 +16,9 @@ overall and per group, how often a shift is detected (verdict better), and how o
 interval covers the true difference (the expected difference of these very questions, from
 the exact distribution of the rounded scores).
 
-Methods: `signflip` (turnbench.paired_stats, the method of `compare`), `student-t` (t interval
+Methods: `signflip` (turnbench.stats.paired, the method of `compare`), `student-t` (t interval
 on the mean paired difference; per group, and overall over units), `bootstrap` (the previous
-method: percentile bootstrap resampling units within each group, turnbench.compare).
+method: percentile bootstrap resampling units within each group, turnbench.report.compare).
 
     .venv/bin/python benchmarks/paired_stats_calibration.py [--seeds 1000] [--quick]
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, stdtrit
 
-from turnbench.paired_stats import MIN_PAIRS, PairedScore, compare_paired
+from turnbench.stats.paired import MIN_PAIRS, PairedScore, compare_paired
 
 LEVEL = 0.95
 
@@ -113,7 +113,7 @@ def student_t_weighted(deltas: np.ndarray, weights: np.ndarray) -> tuple[float, 
 
 def percentile_bootstrap(groups, base, new, aggregation, seed):
     """The previous method of compare (percentile bootstrap within groups)."""
-    from turnbench.compare import Pair, Rule, paired_bootstrap
+    from turnbench.report.compare import Pair, Rule, paired_bootstrap
 
     pairs = [
         Pair(str(i), f"g{g}", float(b), float(n))

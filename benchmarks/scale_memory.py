@@ -10,7 +10,7 @@ own:
 1. `turnbench judge --benchmark mt-bench-101 --answers DIR ...` (the run: 28,920 judgments);
 2. the same command again (the resume: everything is done, nothing is sent). The run
    finished complete, so its results.state.json vouches for results.json and this resume
-   reads neither the log nor the answer files (`turnbench.uptodate`);
+   reads neither the log nor the answer files (`turnbench.store.uptodate`);
 3. the same command once more after removing results.state.json (a "full" resume: the log
    is read into its index, the answers are checked against it and the results computed
    anew, which is what a resume after any change costs);
@@ -58,7 +58,7 @@ def write_answers(data_dir: Path, folder: Path, models: int) -> int:
     """One generic answer file per model; returns the judged turns per model."""
     from turnbench.benchmarks import benchmark_class
     from turnbench.benchmarks.base import BenchmarkSettings
-    from turnbench.data import DataLocator
+    from turnbench.benchmarks.datafiles import DataLocator
 
     cls = benchmark_class("mt-bench-101")
     files = DataLocator(data_dir, allow_download=False).require_files(cls.name, cls.data_files())

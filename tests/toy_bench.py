@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from turnbench.answers import load_turn_answers
+from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -24,7 +24,7 @@ from turnbench.benchmarks.base import (
     Turn,
     select_first,
 )
-from turnbench.scoring import mean
+from turnbench.stats.scoring import mean
 
 DIALOGUES = {
     "greet": ("small-talk", ["Say hello.", "Now say it in French."]),

@@ -29,7 +29,7 @@ _API = {
     "load_run": "turnbench.api",
     "aload_run": "turnbench.api",
     "RunResult": "turnbench.session",
-    "FinishedRun": "turnbench.rundir",
+    "FinishedRun": "turnbench.store.rundir",
     "EvalOptions": "turnbench.options",
     "Benchmark": "turnbench.benchmarks.base",
     "BenchmarkSettings": "turnbench.benchmarks.base",

@@ -1,3 +1,3 @@
-from turnbench.entry import main
+from turnbench.cli.entry import main
 
 main()

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
-from turnbench.dialogue import Estimate
+from turnbench.engine.dialogue import Estimate
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, JudgeOption, build_options
-from turnbench.rundir import FinishedRun, load_finished_run
-from turnbench.runner import Progress
+from turnbench.store.rundir import FinishedRun, load_finished_run
+from turnbench.engine.runner import Progress
 from turnbench.session import RunResult, Session
 
 ProgressCallback = Callable[[str, str], None]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from turnbench.answers import load_answer_sets
+from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
@@ -23,27 +23,27 @@ from turnbench.backends.providers import display_endpoint
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
-from turnbench.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
-from turnbench.data import DataLocator
-from turnbench.dialogue import Estimate, Work
+from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.engine.dialogue import Estimate, Work
 from turnbench.errors import FatalBackendError, UserError
-from turnbench.gcpause import collector_paused
+from turnbench.journal.gcpause import collector_paused
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
-from turnbench.preload import call_in_background, import_in_background
+from turnbench.engine.preload import call_in_background, import_in_background
 from turnbench.prices import PriceTable, load_prices
-from turnbench.resultsfile import write_results
-from turnbench.runlog import RunLog, config_record
-from turnbench.runner import Budget, Progress, RunContext, RunOutcome, execute
+from turnbench.store.resultsfile import write_results
+from turnbench.journal.runlog import RunLog, config_record
+from turnbench.engine.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
 from turnbench.types import SamplingConfig
-from turnbench.uptodate import STATE_NAME, forget_state, input_digest, save_state, unchanged_results
+from turnbench.store.uptodate import STATE_NAME, forget_state, input_digest, save_state, unchanged_results
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from turnbench.batching import BatchQueue
-    from turnbench.costs import CostMeter
+    from turnbench.engine.batching import BatchQueue
+    from turnbench.engine.costs import CostMeter
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 130
 MIN_ACTIVE_JOBS = 1024  # sample jobs running at once (see Session._max_active)
@@ -86,7 +86,7 @@ class RunResult:
     def typed(self) -> Any:
         """The results as their pydantic model (SingleRunResults, JudgeOnlyResults or
         PairwiseResults)."""
-        from turnbench.results import RESULTS_ADAPTER
+        from turnbench.results.build import RESULTS_ADAPTER
 
         return RESULTS_ADAPTER.validate_python(self.results)
 
@@ -491,7 +491,7 @@ class Session:
         if not (options.judge_batch or options.model_batch):
             return {}
         from turnbench.batch import make_batch_client
-        from turnbench.batching import BatchQueue
+        from turnbench.engine.batching import BatchQueue
 
         def queue(spec: str, backend_options: BackendOptions, role: str, stage: str) -> BatchQueue:
             client = make_batch_client(parse_spec(spec), backend_options)
@@ -523,7 +523,7 @@ class Session:
         options = self.options
         if options.max_cost is None or prepared.prices is None:
             return None
-        from turnbench.costs import CostMeter, Role
+        from turnbench.engine.costs import CostMeter, Role
 
         roles = {judge.id: Role(judge.settings.spec, options.judge_batch) for judge in judges}
         if self.mode == "run" and options.model is not None:
@@ -559,7 +559,7 @@ class Session:
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
-        from turnbench.results import build_results, timing  # (preloaded while requests ran)
+        from turnbench.results.build import build_results, timing  # (preloaded while requests ran)
 
         with collector_paused():
             results = build_results(

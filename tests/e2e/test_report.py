@@ -347,7 +347,7 @@ def paged_report(
     """A report whose dialogues must go to pages (small limits), built in-process."""
     from turnbench.report.assets import page
     from turnbench.report.html import ReportOptions, build_report, write_report
-    from turnbench.rundir import load_runs
+    from turnbench.store.rundir import load_runs
 
     options = ReportOptions(
         out=out, data_dir=data_dir or shared_data_dir(), inline_limit=1, page_limit=page_limit

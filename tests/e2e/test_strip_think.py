@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from turnbench.cleaning import clean_answer
+from turnbench.judging.cleaning import clean_answer
 from turnbench.testing.fake_server import FakeServer, Reply
 
 WRITING_1 = 81  # the first writing question: with --limit 1, one question per category

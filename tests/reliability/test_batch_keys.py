@@ -14,7 +14,7 @@ from typing import Any
 from tests.conftest import run_cli
 from tests.reliability.helpers import batch_flags
 from turnbench.batch import batch_custom_id
-from turnbench.keys import answer_key
+from turnbench.record_keys import answer_key
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.testing.fake_batch import FakeOpenAIBatch
 from turnbench.testing.fake_server import default_content

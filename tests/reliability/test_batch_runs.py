@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import assert_log_keys, run_cli
 from tests.reliability.helpers import batch_flags, start_cli, wait_until
 from turnbench.batch import batch_custom_id
-from turnbench.keys import answer_key, judgment_key
+from turnbench.record_keys import answer_key, judgment_key
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.testing.fake_batch import FakeOpenAIBatch
 from turnbench.testing.fake_server import default_content

@@ -13,9 +13,9 @@ from turnbench.benchmarks.base import JudgeTask, Sample, Turn
 from turnbench.errors import RequestFailedError
 from turnbench.judging.formats import standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.keys import answer_key, judgment_key
-from turnbench.runlog import RunLog
-from turnbench.runner import Budget, RunContext, execute
+from turnbench.record_keys import answer_key, judgment_key
+from turnbench.journal.runlog import RunLog
+from turnbench.engine.runner import Budget, RunContext, execute
 from turnbench.types import Completion, Message, RequestParams, Usage
 
 

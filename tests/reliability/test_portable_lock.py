@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from turnbench import runlog
+from turnbench.journal import runlog
 from turnbench.errors import RunLockedError, UserError
-from turnbench.runlog import LOCK_NAME, RunLog
+from turnbench.journal.runlog import LOCK_NAME, RunLog
 
 
 class FakeMsvcrt(types.ModuleType):
@@ -132,7 +132,7 @@ def test_run_log_imports_and_works_without_fcntl(tmp_path):
     script = f"""
 import functools, sys, types
 sys.modules["fcntl"] = None  # `import fcntl` now raises ImportError
-import turnbench.runlog as runlog
+import turnbench.journal.runlog as runlog
 import turnbench.cli  # every command imports the run log
 fake = types.ModuleType("msvcrt")
 fake.LK_NBLCK, fake.LK_UNLCK = 2, 0

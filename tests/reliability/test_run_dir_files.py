@@ -24,9 +24,9 @@ from tests.reliability.helpers import (
     run_args,
     scores,
 )
-from turnbench import runlog
+from turnbench.journal import runlog
 from turnbench.errors import UserError
-from turnbench.runlog import LOCK_NAME, LOG_NAME, RunLog, read_records
+from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, RunLog, read_records
 from turnbench.testing.fake_server import FakeServer
 from turnbench.types import AnswerRecord, ConfigRecord
 
@@ -251,7 +251,7 @@ def test_a_real_partial_write_is_cut_off(tmp_path):
 import resource, signal
 from pathlib import Path
 from turnbench.errors import UserError
-from turnbench.runlog import RunLog
+from turnbench.journal.runlog import RunLog
 from turnbench.types import AnswerRecord
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 with RunLog(Path({str(tmp_path)!r})) as log:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.reliability.helpers import assert_clean_error, invoke, run_args
 from turnbench.errors import UserError
-from turnbench.runlog import LOG_NAME, RunLog, read_records
+from turnbench.journal.runlog import LOG_NAME, RunLog, read_records
 from turnbench.testing.fake_server import FakeServer
 from turnbench.types import AnswerRecord, ConfigRecord
 

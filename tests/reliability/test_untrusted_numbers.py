@@ -25,9 +25,9 @@ from tests.reliability.helpers import (
     results,
     run_args,
 )
-from turnbench.keys import judgment_key
-from turnbench.logindex import record_problem
-from turnbench.runlog import parse_record_bytes
+from turnbench.record_keys import judgment_key
+from turnbench.journal.logindex import record_problem
+from turnbench.journal.runlog import parse_record_bytes
 from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 PRICES = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.agreement import agreement, cohen_kappa, judge_name, load_votes, make_vote
+from turnbench.stats.vote_agreement import agreement, cohen_kappa, judge_name, load_votes, make_vote
 from turnbench.errors import UserError
 
 GPT4 = ["gpt-4", "pair-v2"]

@@ -70,12 +70,12 @@ def test_metric_paths_cover_the_interface():
 def test_the_published_audit_schema_is_generated_from_the_code():
     from pathlib import Path
 
-    from turnbench.schema import render
+    from turnbench.interop.schema import render
 
     path = Path(__file__).resolve().parents[2] / "docs" / "audit.schema.json"
     assert path.read_text("utf-8") == render(audit=True), (
         "docs/audit.schema.json is stale: run "
-        "`python -m turnbench.schema --audit --write docs/audit.schema.json`"
+        "`python -m turnbench.interop.schema --audit --write docs/audit.schema.json`"
     )
 
 

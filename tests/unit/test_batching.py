@@ -14,10 +14,10 @@ from turnbench.backends.retry import RetryPolicy
 from turnbench.batch import BatchIntent, BatchItem, BatchSubmitUncertainError, batch_custom_id
 from turnbench.batch.anthropic_batch import AnthropicBatchClient
 from turnbench.batch.openai_batch import OpenAIBatchClient
-from turnbench.batching import BatchQueue
+from turnbench.engine.batching import BatchQueue
 from turnbench.errors import FatalBackendError
-from turnbench.logindex import LogIndex
-from turnbench.runlog import RunLog
+from turnbench.journal.logindex import LogIndex
+from turnbench.journal.runlog import RunLog
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.testing.fake_batch import FakeOpenAIBatch
 from turnbench.types import (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.compare import (
+from turnbench.report.compare import (
     Row,
     compare_entries,
     pair_samples,
@@ -15,8 +15,8 @@ from turnbench.compare import (
     sample_scores,
 )
 from turnbench.errors import UserError
-from turnbench.paired_stats import fails_gate
-from turnbench.rundir import Entry, Run
+from turnbench.stats.paired import fails_gate
+from turnbench.store.rundir import Entry, Run
 from turnbench.types import FailureRecord, JudgmentRecord
 
 JUDGE = "openai/judge"

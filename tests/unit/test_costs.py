@@ -8,7 +8,7 @@ import json
 import pytest
 
 from turnbench.backends.base import BackendStats
-from turnbench.costs import CostMeter, Role, prompt_token_bound, request_bound
+from turnbench.engine.costs import CostMeter, Role, prompt_token_bound, request_bound
 from turnbench.judging.formats import ReplyFormat, followup, standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.prices import ModelPrice, load_prices, subtract

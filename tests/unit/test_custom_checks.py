@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from turnbench.custom.checks import run_check
-from turnbench.custom.spec import Check
+from turnbench.benchmarks.custom.checks import run_check
+from turnbench.benchmarks.custom.spec import Check
 
 SCHEMA = {
     "type": "object",

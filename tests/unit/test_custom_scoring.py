@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from turnbench.benchmarks.base import JudgedTurn, Sample, Turn
-from turnbench.custom.scoring import score_tables
-from turnbench.custom.spec import load_spec
+from turnbench.benchmarks.custom.scoring import score_tables
+from turnbench.benchmarks.custom.spec import load_spec
 
 FILE = """\
 version: 1

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from turnbench.custom import benchmark_from_file, load_spec
+from turnbench.benchmarks.custom import benchmark_from_file, load_spec
 from turnbench.errors import UserError
 
 EXAMPLE = REPO / "examples" / "kitchen-and-travel.yaml"

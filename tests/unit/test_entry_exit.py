@@ -17,7 +17,7 @@ def _entry(argv: list[str], before: str = "") -> subprocess.CompletedProcess[str
         atexit.register(lambda: print("TEARDOWN", file=sys.stderr))
         {before}
         sys.argv = ["turnbench", *{argv!r}]
-        from turnbench.entry import main
+        from turnbench.cli.entry import main
         main()
         """
     )

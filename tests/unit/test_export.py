@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from turnbench.errors import UserError
-from turnbench.export import (
+from turnbench.interop.export import (
     CSV_COLUMNS,
     fastchat_name,
     fastchat_rows,
@@ -19,7 +19,7 @@ from turnbench.export import (
     render_jsonl,
     write_fastchat,
 )
-from turnbench.rundir import Run
+from turnbench.store.rundir import Run
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord
 
 JUDGE = "openai/gpt-4"

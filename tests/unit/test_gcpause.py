@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from turnbench.gcpause import collector_paused, collector_paused_with_sweeps
+from turnbench.journal.gcpause import collector_paused, collector_paused_with_sweeps
 
 
 def test_paused_inside_and_restored_after():

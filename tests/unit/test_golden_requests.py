@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.answers import load_answer_sets
+from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.backends.base import BackendStats
 from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings
 from turnbench.benchmarks.mt_bench import MTBench
@@ -25,10 +25,10 @@ from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFEREN
 from turnbench.benchmarks.mt_bench_101 import MTBench101
 from turnbench.benchmarks.mt_bench_101.data import DIALOGUES
 from turnbench.benchmarks.mt_bench_101.data import JUDGE_PROMPTS as JUDGE_TEXTS
-from turnbench.dialogue import Work
+from turnbench.engine.dialogue import Work
 from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.runlog import RunLog
-from turnbench.runner import RunContext, execute
+from turnbench.journal.runlog import RunLog
+from turnbench.engine.runner import RunContext, execute
 from turnbench.types import Completion, Message, RequestParams, SamplingConfig
 
 MT_BENCH_101_ANSWER = (

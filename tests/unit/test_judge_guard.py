@@ -8,7 +8,7 @@ import pytest
 
 from tests.toy_bench import ToyBench
 from turnbench.benchmarks.base import BenchmarkSettings
-from turnbench.guarded import guarded_judge_tasks, guarded_pair_task
+from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.judging.formats import standard_format
 from turnbench.judging.guard import (
     Boundary,

@@ -1,4 +1,4 @@
-"""Verdicts of a paired comparison (turnbench.paired_stats): hand-computed cases, the gate,
+"""Verdicts of a paired comparison (turnbench.stats.paired): hand-computed cases, the gate,
 and a simulation of judge noise on MT-Bench-like scores."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from turnbench.errors import UserError
-from turnbench.paired_stats import (
+from turnbench.stats.paired import (
     MIN_PAIRS,
     PairedScore,
     StatRow,

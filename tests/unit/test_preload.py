@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from turnbench.preload import call_in_background, import_in_background
+from turnbench.engine.preload import call_in_background, import_in_background
 
 
 def test_imports_in_another_thread_and_only_what_is_missing(tmp_path, monkeypatch):

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from turnbench.ratings import (
+from turnbench.stats.ratings import (
     Battle,
     bradley_terry,
     fit_strengths,
     score_battles,
     to_elo,
 )
-from turnbench.scoring import bootstrap_group_cis, bootstrap_mean_ci
+from turnbench.stats.scoring import bootstrap_group_cis, bootstrap_mean_ci
 
 TRUE_ELO = {"strong": 1300.0, "good": 1150.0, "fair": 1000.0, "weak": 850.0, "poor": 700.0}
 

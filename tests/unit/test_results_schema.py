@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from turnbench.schema import render
+from turnbench.interop.schema import render
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.json"
 
@@ -17,7 +17,7 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.jso
 def test_the_published_schema_is_generated_from_the_code():
     assert SCHEMA_FILE.read_text("utf-8") == render(), (
         "docs/results.schema.json is stale: run "
-        "`python -m turnbench.schema --write docs/results.schema.json`"
+        "`python -m turnbench.interop.schema --write docs/results.schema.json`"
     )
 
 

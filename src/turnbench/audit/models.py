@@ -80,6 +80,6 @@ def audit_schema() -> dict[str, Any]:
     schema["title"] = "turnbench audit.json"
     schema["description"] = (
         "Written by `turnbench audit-judge`. Generated from turnbench.audit.models "
-        "(python -m turnbench.schema --audit)."
+        "(python -m turnbench.interop.schema --audit)."
     )
     return schema

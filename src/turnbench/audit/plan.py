@@ -25,9 +25,9 @@ from turnbench.audit.probes import (
 )
 from turnbench.benchmarks.base import Benchmark, JudgeTask, Sample, Turn
 from turnbench.errors import UserError
-from turnbench.guarded import guarded_judge_tasks
+from turnbench.engine.guarded import guarded_judge_tasks
 from turnbench.judging.guard import Boundary
-from turnbench.keys import game_key, judgment_key
+from turnbench.record_keys import game_key, judgment_key
 
 Order = Literal["AB", "BA"]
 PAIR_OTHERS = ("right_alt", "wrong")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from turnbench import __version__
 from turnbench.audit.stats import audit_numbers
 from turnbench.errors import UserError
-from turnbench.runlog import RunLog
+from turnbench.journal.runlog import RunLog
 
 if TYPE_CHECKING:
     from turnbench.audit.run import PreparedAudit
@@ -29,7 +29,7 @@ def _iso(timestamp: float) -> str:
 
 def build_audit(prepared: PreparedAudit, log: RunLog, status: str, ended: float) -> dict[str, Any]:
     """audit.json's content, from the log (nothing else)."""
-    from turnbench.results import LogView, timing
+    from turnbench.results.build import LogView, timing
 
     view = LogView(log.index, log.path)
     judge = prepared.settings.id
@@ -118,7 +118,7 @@ def _notes(prepared: PreparedAudit, audit: dict[str, Any]) -> list[str]:
 
 
 def write_audit(directory: Path, audit: dict[str, Any]) -> Path:
-    from turnbench.resultsfile import _finite
+    from turnbench.store.resultsfile import _finite
 
     target = directory / AUDIT_NAME
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".audit-")

@@ -27,7 +27,7 @@ from typing import Any
 from turnbench.audit.plan import PAIR_OTHERS, AuditPlan, PairProbe, SingleProbe
 from turnbench.audit.probes import MANIPULATION_KINDS
 from turnbench.judging.pairwise import combine_games, game_winner
-from turnbench.logindex import JudgmentDone
+from turnbench.journal.logindex import JudgmentDone
 from turnbench.types import JudgmentRecord
 
 METRICS = ("position_consistency", "first_position_preference", "verbosity_delta", "stability")

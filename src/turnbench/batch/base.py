@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from turnbench.errors import RequestFailedError, UserError
-from turnbench.keys import batch_custom_id as batch_custom_id  # (the batch API names it)
+from turnbench.record_keys import batch_custom_id as batch_custom_id  # (the batch API names it)
 from turnbench.types import Completion, Message, RequestParams
 
 BatchState = Literal[

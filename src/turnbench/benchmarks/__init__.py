@@ -4,7 +4,7 @@ written elsewhere.
 A built-in benchmark is a subpackage of `turnbench.benchmarks` whose `__init__` exports
 `BENCHMARK` (its class); nothing lists them by hand, so adding a benchmark means adding its
 package. `--benchmark` also takes a user-defined benchmark file (`.yaml`, `.yml`, `.json`;
-`turnbench.custom`), a folder holding a built-in benchmark's files in its layout (a
+`turnbench.benchmarks.custom`), a folder holding a built-in benchmark's files in its layout (a
 translated or domain version, run by that benchmark's rules: `benchmarks.folder`), or a
 benchmark written outside turnbench as `package.module:ClassName` (a `Benchmark` subclass
 importable from the current environment).
@@ -93,7 +93,7 @@ def benchmark_class(reference: str) -> type[Benchmark]:
             raise UserError(
                 f"--benchmark {reference}: a benchmark file ends in .yaml, .yml or .json"
             )
-        from turnbench.custom import benchmark_from_file
+        from turnbench.benchmarks.custom import benchmark_from_file
 
         return benchmark_from_file(path)
     if ":" in reference and not _looks_like_path(reference):

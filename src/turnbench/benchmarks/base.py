@@ -1,4 +1,4 @@
-"""What a benchmark is: rules and content, declared; the engine (`turnbench.dialogue`) runs it.
+"""What a benchmark is: rules and content, declared; the engine (`turnbench.engine.dialogue`) runs it.
 
 A benchmark declares
 - its samples: dialogues of turns (the user's message, the dataset's own answer, whether the
@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from turnbench.data import DataFile, DataLocator
+from turnbench.benchmarks.datafiles import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
 from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
@@ -239,7 +239,7 @@ class Benchmark(ABC):
     #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
     folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
     #: `turnbench import --format NAME` formats of other tools' finished evaluations of this
-    #: benchmark: NAME -> "module:function", a `turnbench.importing.Reader`
+    #: benchmark: NAME -> "module:function", a `turnbench.interop.importing.Reader`
     importers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
@@ -369,7 +369,7 @@ class Benchmark(ABC):
     def render_table(cls, results: Mapping[str, Any]) -> Any:
         """A rich renderable of one model's results (a class method: a finished run's
         results are shown without loading the benchmark's data)."""
-        from turnbench.terminal import generic_table
+        from turnbench.cli.terminal import generic_table
 
         return generic_table(results)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, FolderFile
-from turnbench.data import DataFile, DataLocator, sha256_file
+from turnbench.benchmarks.datafiles import DataFile, DataLocator, sha256_file
 from turnbench.errors import UserError
 
 

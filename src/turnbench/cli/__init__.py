@@ -30,7 +30,7 @@ def main() -> None:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
     except UserError as error:
-        from turnbench.terminal import console, shown
+        from turnbench.cli.terminal import console, shown
 
         console(stderr=True, soft_wrap=True).print(
             f"[bold red]error:[/bold red] {shown(error.message)}"

@@ -10,7 +10,7 @@ import typer
 
 from turnbench.cli.app import app
 from turnbench.errors import UserError
-from turnbench.terminal import console
+from turnbench.cli.terminal import console
 
 
 @app.command("agreement")
@@ -36,7 +36,7 @@ def agreement_command(
     ] = False,
 ) -> None:
     """Agreement between judges per turn, setups S1 (ties kept) and S2 (ties dropped)."""
-    from turnbench.agreement import agreement, agreement_table, load_votes, run_votes
+    from turnbench.stats.vote_agreement import agreement, agreement_table, load_votes, run_votes
 
     files, runs = votes or [], run or []
     if not files and not runs:

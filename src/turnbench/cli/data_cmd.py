@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from turnbench.cli.app import data_app
-from turnbench.data import DataLocator, sha256_file
+from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.errors import UserError
-from turnbench.terminal import cell, console, shown
+from turnbench.cli.terminal import cell, console, shown
 
 
 @data_app.command("download")

@@ -65,7 +65,7 @@ def import_(
 ) -> None:
     """Turn another tool's finished evaluation (answers and judge verdicts) into a run
     directory that report, compare and export read like any other; nothing is sent."""
-    from turnbench.importing import ImportOptions, read_import, write_import
+    from turnbench.interop.importing import ImportOptions, read_import, write_import
     from turnbench.session import EXIT_INCOMPLETE, EXIT_OK, RunResult
 
     options = ImportOptions(

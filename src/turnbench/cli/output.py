@@ -6,11 +6,11 @@ from rich.console import Console
 from rich.table import Table
 
 from turnbench.benchmarks import benchmark_class
-from turnbench.dialogue import Estimate
+from turnbench.engine.dialogue import Estimate
 from turnbench.errors import UserError
 from turnbench.session import Prepared, RunResult
-from turnbench.terminal import cell, counts_line, generic_table, render_pairwise, shown
-from turnbench.terminal import console as make_console
+from turnbench.cli.terminal import cell, counts_line, generic_table, render_pairwise, shown
+from turnbench.cli.terminal import console as make_console
 
 
 def _stderr() -> Console:
@@ -46,7 +46,7 @@ def print_results(console: Console, result: RunResult) -> None:
     for line in trust_lines(results) if "position_consistency" in results else ():
         console.print(line)
     if results.get("ranking"):
-        from turnbench.ratings import ratings_table
+        from turnbench.stats.ratings import ratings_table
 
         console.print(ratings_table(results["ranking"], "Ranking from per-turn score comparisons"))
     failures = results.get("request_failures") or []

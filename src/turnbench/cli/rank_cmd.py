@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from turnbench.cli.app import app
-from turnbench.terminal import console
+from turnbench.cli.terminal import console
 
-DEFAULT_RESAMPLES, DEFAULT_SEED = 1000, 0  # turnbench.ratings' defaults (numpy loads lazily)
+DEFAULT_RESAMPLES, DEFAULT_SEED = 1000, 0  # turnbench.stats.ratings' defaults (numpy loads lazily)
 
 
 @app.command("rank")
@@ -24,8 +24,8 @@ def rank_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = DEFAULT_SEED,
 ) -> None:
     """Rank models of several runs with Bradley-Terry ratings and bootstrap intervals."""
-    from turnbench.ranking import rank_runs
-    from turnbench.ratings import ratings_table
+    from turnbench.results.ranking import rank_runs
+    from turnbench.stats.ratings import ratings_table
 
     report = rank_runs(runs, resamples=resamples, seed=seed)
     if as_json:

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from turnbench.cli.app import app
 from turnbench.errors import UserError
-from turnbench.terminal import console, shown
+from turnbench.cli.terminal import console, shown
 
 EXIT_WORSE = 1
 
@@ -62,10 +62,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (charts, comparison, dialogue browser); a judge
     audit directory (from `turnbench audit-judge`) gets the audit report."""
-    from turnbench.gcpause import collector_paused
+    from turnbench.journal.gcpause import collector_paused
     from turnbench.report.audit import build_audit_report, is_audit_dir, load_audit
     from turnbench.report.html import ReportOptions, build_report, write_report
-    from turnbench.rundir import load_runs, unique_labels
+    from turnbench.store.rundir import load_runs, unique_labels
 
     audits = [path for path in runs if path.is_dir() and is_audit_dir(path)]
     if audits:
@@ -135,9 +135,9 @@ def compare(
     resamples: Resamples = 2000,
 ) -> None:
     """Paired comparison of two runs: overall and per category/task deltas with intervals."""
-    from turnbench.compare import compare_entries
-    from turnbench.paired_stats import fails_gate
-    from turnbench.rundir import load_run, select_entry
+    from turnbench.report.compare import compare_entries
+    from turnbench.stats.paired import fails_gate
+    from turnbench.store.rundir import load_run, select_entry
 
     base_run = load_run(base, warn=_warn)
     new_run = load_run(new, warn=_warn)
@@ -191,7 +191,7 @@ def export(
     ] = None,
 ) -> None:
     """Export a run's answers and judgments for other tools."""
-    from turnbench.export import (
+    from turnbench.interop.export import (
         default_output,
         fastchat_rows,
         judgment_rows,
@@ -200,7 +200,7 @@ def export(
         write_fastchat,
         write_text,
     )
-    from turnbench.rundir import load_run
+    from turnbench.store.rundir import load_run
 
     run = load_run(run_dir, warn=_warn)
     target = out if out is not None else default_output(run_dir, fmt)

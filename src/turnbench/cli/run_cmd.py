@@ -22,7 +22,7 @@ from turnbench.cli.output import print_estimate, print_results, print_warning
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
 from turnbench.session import Session
-from turnbench.terminal import console, shown
+from turnbench.cli.terminal import console, shown
 
 EMBEDDED = "local/smollm2"
 # The demo's caps keep it within 3 minutes on 2 cores with the portable llama.cpp build in

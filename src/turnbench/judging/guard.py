@@ -11,7 +11,7 @@ not instructions, and reads the judge's verdict only from the parts of its reply
 marked span (a judge that quotes an answer's forged "[[10]]" inside the markers is not
 scored by it).
 
-Everything here is pure: the engine (`turnbench.guarded`) decides what to wrap, and the
+Everything here is pure: the engine (`turnbench.engine.guarded`) decides what to wrap, and the
 judgment record keeps the nonce and the instruction's version, so every request can be
 rebuilt from the log.
 """

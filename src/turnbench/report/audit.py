@@ -200,7 +200,7 @@ def build_audit_report(audits: Sequence[Audit], title: str, generated_at: str | 
 
 def load_audit(directory: Path, label: str, warn: Any = None) -> Audit:
     from turnbench.audit.results import read_audit
-    from turnbench.runlog import LOG_NAME, read_records
+    from turnbench.journal.runlog import LOG_NAME, read_records
 
     data = read_audit(directory)
     records: list[LogRecord] = []
@@ -211,6 +211,6 @@ def load_audit(directory: Path, label: str, warn: Any = None) -> Audit:
 
 def is_audit_dir(directory: Path) -> bool:
     from turnbench.audit.results import AUDIT_NAME
-    from turnbench.resultsfile import RESULTS_NAME
+    from turnbench.store.resultsfile import RESULTS_NAME
 
     return (directory / AUDIT_NAME).is_file() and not (directory / RESULTS_NAME).is_file()

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from turnbench.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
-from turnbench.logindex import AnswerDone, JudgmentDone
+from turnbench.report.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
+from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.report.markup import anchor, badge, esc, fmt
 from turnbench.report.samples import DialogueText, Texts
-from turnbench.rundir import Entry, Run, TurnKey, sample_sort_key
+from turnbench.store.rundir import Entry, Run, TurnKey, sample_sort_key
 
 NO_GROUP = "(none)"
 INLINE_LIMIT = 2_000_000  # bytes of dialogue markup kept in the report file itself
@@ -68,7 +68,7 @@ class Pages:
                 path.unlink()
 
     def write(self, name: str, text: str) -> None:
-        from turnbench.export import write_text
+        from turnbench.interop.export import write_text
 
         target = self.folder / name
         if os.path.islink(target):  # never write through a link planted in the folder

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from turnbench.compare import Comparison, Row
-from turnbench.terminal import cell
+from turnbench.report.compare import Comparison, Row
+from turnbench.cli.terminal import cell
 
 VERDICT_STYLE = {
     "better": "green",

@@ -18,7 +18,7 @@ from typing import Any
 
 from turnbench import __version__
 from turnbench.benchmarks.base import Chart, ReportSpec, ScoreTable
-from turnbench.compare import Comparison, compare_entries
+from turnbench.report.compare import Comparison, compare_entries
 from turnbench.errors import UserError
 from turnbench.report import charts
 from turnbench.report.assets import page
@@ -34,7 +34,7 @@ from turnbench.report.markup import figure as chart
 from turnbench.report.parallel import forked
 from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
 from turnbench.report.trust import trust_section
-from turnbench.rundir import Entry, Run
+from turnbench.store.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
 TOP_MOVERS = 10
@@ -831,7 +831,7 @@ def _run_notes(runs: list[Run]) -> list[str]:
 
 
 def write_report(text: str, out: Path) -> Path:
-    from turnbench.export import write_text
+    from turnbench.interop.export import write_text
 
     write_text(out, text)
     return out

@@ -64,7 +64,7 @@ def texts_from_data(
     cls: type[Benchmark] | None, benchmark: str, data_dir: Path | None
 ) -> tuple[Texts, str | None]:
     """The benchmark's dialogues from its verified data files, or ({}, why not)."""
-    from turnbench.data import DataLocator
+    from turnbench.benchmarks.datafiles import DataLocator
 
     if cls is None:
         return {}, f"benchmark {benchmark!r} is not available here"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from turnbench.report.markup import esc, fmt, table
-from turnbench.rundir import Entry, Run
+from turnbench.store.rundir import Entry, Run
 
 MAX_FLAGGED = 200
 

@@ -11,7 +11,7 @@ tables:
   its own value. Undefined (None) with fewer than two such values or no variation at all.
 - Fleiss' kappa over units rated by the same number of raters (units with another number
   of ratings are left out).
-- Cohen's kappa of two raters (`turnbench.agreement.cohen_kappa`).
+- Cohen's kappa of two raters (`turnbench.stats.vote_agreement.cohen_kappa`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from turnbench.agreement import cohen_kappa
+from turnbench.stats.vote_agreement import cohen_kappa
 
 
 def _pair_sum(values: Sequence[float]) -> float:

@@ -244,7 +244,7 @@ def flagged_answers(
 
 def answers_of(records: Mapping[str, Any], model: str) -> AnswerLookup:
     """A lookup of a model's recorded answers from the log's done-index."""
-    from turnbench.keys import answer_key
+    from turnbench.record_keys import answer_key
     from turnbench.types import AnswerRecord
 
     def lookup(sample_id: SampleId, turn: int) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from turnbench.logindex import JudgmentDone
+from turnbench.journal.logindex import JudgmentDone
 from turnbench.trust.combine import combine_verdicts
 from turnbench.types import JudgmentRecord
 

@@ -51,9 +51,9 @@ from turnbench.benchmarks.mt_bench.prompts import (
     render_pairwise_judgment,
     render_single_judgment,
 )
-from turnbench.data import DataFile, sha256_file
+from turnbench.benchmarks.datafiles import DataFile, sha256_file
 from turnbench.errors import UserError
-from turnbench.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
+from turnbench.stats.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
 from turnbench.types import RequestParams
 
 CATEGORY_TEMPERATURE = {
@@ -311,7 +311,7 @@ class MTBench(Benchmark):
 
     @classmethod
     def render_table(cls, results: Mapping[str, Any]) -> Any:
-        from turnbench.terminal import score_table
+        from turnbench.cli.terminal import score_table
 
         rows = [
             (

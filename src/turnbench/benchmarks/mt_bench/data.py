@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnbench.benchmarks.base import AnswerSet
-from turnbench.data import sha256_file
+from turnbench.benchmarks.datafiles import sha256_file
 from turnbench.textio import ErrorCollector, read_jsonl, validate_rows
 
 QUESTIONS = "mt_bench/question.jsonl"

@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, BenchmarkSettings, Sample
 from turnbench.benchmarks.folder import folder_benchmark
-from turnbench.data import DataLocator
+from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.errors import UserError
-from turnbench.importing import Imported, ImportedJudgment, ImportOptions, describe_sources
+from turnbench.interop.importing import Imported, ImportedJudgment, ImportOptions, describe_sources
 from turnbench.judging.pairwise import ORDERS
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 

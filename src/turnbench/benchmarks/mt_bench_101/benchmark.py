@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel
 
-from turnbench.answers import load_turn_answers
+from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -53,7 +53,7 @@ from turnbench.benchmarks.mt_bench_101.scoring import (
     score_tables,
     stratified_bootstrap_ci,
 )
-from turnbench.data import DataFile
+from turnbench.benchmarks.datafiles import DataFile
 from turnbench.errors import UserError
 
 CONTEXTS = ("golden", "self")
@@ -285,7 +285,7 @@ class MTBench101(Benchmark):
     def render_table(cls, results: Mapping[str, Any]) -> Any:
         from rich.console import Group
 
-        from turnbench.terminal import fmt, score_table
+        from turnbench.cli.terminal import fmt, score_table
 
         turn_numbers = [int(t) for t in results["by_turn"]]
         headers = ["task", "score", "avg", *(f"t{t}" for t in turn_numbers)]

@@ -3,7 +3,7 @@
 The dialogues and the judge texts are content, validated where they enter; which turns are
 judged is read from the judge texts (`skip_first_turn_tasks`), not written into code. Answer
 files for judge-only runs use the generic `{"id", "turn", "answer"}` JSONL format
-(`turnbench.answers`).
+(`turnbench.benchmarks.answers`).
 """
 
 from __future__ import annotations

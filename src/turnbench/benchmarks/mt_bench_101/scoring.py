@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from turnbench.scoring import mean
+from turnbench.stats.scoring import mean
 
 Status = Literal["scored", "failed", "pending"]
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from turnbench.answers import load_turn_answers
+from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -55,7 +55,7 @@ from turnbench.benchmarks.structflowbench.scoring import (
     score_tables,
     weights_of,
 )
-from turnbench.data import DataFile
+from turnbench.benchmarks.datafiles import DataFile
 from turnbench.errors import UserError
 from turnbench.types import Message
 
@@ -257,7 +257,7 @@ class StructFlowBench(Benchmark):
         from rich.console import Group
         from rich.markup import escape
 
-        from turnbench.terminal import fmt, score_table
+        from turnbench.cli.terminal import fmt, score_table
 
         metrics = results.get("metrics") or {}
         rows: list[list[Any]] = [[name, metrics.get(name)] for name in METRICS]

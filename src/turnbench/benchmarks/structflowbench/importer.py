@@ -21,9 +21,9 @@ from turnbench.benchmarks.structflowbench.benchmark import JUDGE_PROMPT_NAME, St
 from turnbench.benchmarks.structflowbench.data import Dialogue, signature
 from turnbench.benchmarks.structflowbench.prompts import judge_message
 from turnbench.benchmarks.structflowbench.scoring import turn_metrics
-from turnbench.data import DataLocator, sha256_file
+from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.errors import UserError
-from turnbench.importing import Imported, ImportedJudgment, ImportOptions
+from turnbench.interop.importing import Imported, ImportedJudgment, ImportOptions
 from turnbench.textio import ErrorCollector, read_json
 
 SUFFIX = "_evaluate.json"

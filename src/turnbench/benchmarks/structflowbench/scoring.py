@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from turnbench.scoring import bootstrap_mean_ci, mean
+from turnbench.stats.scoring import bootstrap_mean_ci, mean
 
 WEIGHTS: dict[str, int] = {
     "Inverse Constraint": 1,

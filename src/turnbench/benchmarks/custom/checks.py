@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from turnbench.custom.spec import Check
+from turnbench.benchmarks.custom.spec import Check
 
 _WHOLE_FENCE = re.compile(r"\A```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)\n?```\Z", re.DOTALL)
 

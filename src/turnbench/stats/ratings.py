@@ -196,7 +196,7 @@ def ratings_table(ratings: dict[str, Any], title: str = "Bradley-Terry ratings (
     """A rich table of a ratings object (rounded for display only)."""
     from rich.table import Table
 
-    from turnbench.terminal import cell
+    from turnbench.cli.terminal import cell
 
     table = Table(title=cell(title), title_justify="left")
     for column in ("rank", "model", "rating", f"{ratings['level']:.0%} CI", "battles"):

@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from turnbench.cleaning import UNCLOSED_THINK
+from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.parsers import SCORE_RANGES
-from turnbench.keys import (
+from turnbench.record_keys import (
     batch_custom_id,
     key_matches,
     legacy_key,

@@ -21,9 +21,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
-from turnbench.data import sha256_file
+from turnbench.benchmarks.datafiles import sha256_file
 from turnbench.errors import UserError
-from turnbench.runlog import LOG_NAME, read_records
+from turnbench.journal.runlog import LOG_NAME, read_records
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 from turnbench.types import AnswerRecord, SampleId
 

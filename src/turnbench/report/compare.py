@@ -2,7 +2,7 @@
 
 Both runs must have judged the same samples (questions or dialogues). For every sample
 judged in both, the score difference new - base is paired, so sample difficulty cancels
-out. Intervals and verdicts come from `turnbench.paired_stats`: a sign-flip test on the
+out. Intervals and verdicts come from `turnbench.stats.paired`: a sign-flip test on the
 independent units (the samples), exact at small sizes, that gives `insufficient_data`
 rather than a verdict below a minimum number of paired samples.
 
@@ -19,16 +19,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from turnbench.config import describe_differences
+from turnbench.store.config import describe_differences
 from turnbench.errors import UserError
-from turnbench.paired_stats import (
+from turnbench.stats.paired import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     StatRow,
     compare_paired,
 )
-from turnbench.rundir import Entry, Run, sample_sort_key
+from turnbench.store.rundir import Entry, Run, sample_sort_key
 
 NO_GROUP = "(none)"
 
@@ -129,7 +129,7 @@ def pair_samples(
     return pairs, dict(skipped)
 
 
-Row = StatRow  # one line of a comparison (overall or a group), from turnbench.paired_stats
+Row = StatRow  # one line of a comparison (overall or a group), from turnbench.stats.paired
 
 
 # -- provenance -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from turnbench.custom.spec import ChecklistItem, Rubric
+from turnbench.benchmarks.custom.spec import ChecklistItem, Rubric
 from turnbench.types import Message
 
 RUBRIC_PROMPT = "custom-rubric-v1"

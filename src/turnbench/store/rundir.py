@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark
 from turnbench.errors import UserError
-from turnbench.logindex import GROUP_META_KEYS, AnswerDone, JudgmentDone, LogIndex, record_group
-from turnbench.resultsfile import RESULTS_NAME
-from turnbench.runlog import (
+from turnbench.journal.logindex import GROUP_META_KEYS, AnswerDone, JudgmentDone, LogIndex, record_group
+from turnbench.store.resultsfile import RESULTS_NAME
+from turnbench.journal.runlog import (
     LOG_NAME,
     parse_record_bytes,
     read_records,
@@ -403,7 +403,7 @@ def latest_records(
     run: Run,
 ) -> tuple[dict[str, JudgmentRecord], dict[tuple[str, str, int], AnswerRecord]]:
     """The latest trusted judgment per piece of work, and the latest answer per turn."""
-    from turnbench.keys import record_key
+    from turnbench.record_keys import record_key
 
     judgments: dict[str, JudgmentRecord] = {}
     answers: dict[tuple[str, str, int], AnswerRecord] = {}
@@ -518,7 +518,7 @@ class FinishedRun:
 
     def typed(self) -> Any:
         """The results as their pydantic model (validated against the published schema)."""
-        from turnbench.results import RESULTS_ADAPTER
+        from turnbench.results.build import RESULTS_ADAPTER
 
         return RESULTS_ADAPTER.validate_python(self.results)
 

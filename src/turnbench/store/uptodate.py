@@ -32,11 +32,11 @@ from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from turnbench.answers import answer_sources, is_run_dir
+from turnbench.benchmarks.answers import answer_sources, is_run_dir
 from turnbench.errors import RunDirectoryError, UserError
 from turnbench.options import EvalOptions
-from turnbench.resultsfile import RESULTS_NAME, write_file_atomically
-from turnbench.runlog import LOG_NAME, open_regular
+from turnbench.store.resultsfile import RESULTS_NAME, write_file_atomically
+from turnbench.journal.runlog import LOG_NAME, open_regular
 
 STATE_NAME = "results.state.json"
 STATE_LIMIT = 1 << 16  # a state file is a few hundred bytes; a larger one is not ours

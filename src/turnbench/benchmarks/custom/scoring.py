@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turnbench.benchmarks.base import JudgedTurn
-from turnbench.custom.checks import run_check
-from turnbench.custom.spec import BenchmarkSpec, DialogueSpec, TurnSpec
-from turnbench.scoring import bootstrap_mean_ci, mean
+from turnbench.benchmarks.custom.checks import run_check
+from turnbench.benchmarks.custom.spec import BenchmarkSpec, DialogueSpec, TurnSpec
+from turnbench.stats.scoring import bootstrap_mean_ci, mean
 
 CHECKLIST_CRITERION = "checklist"
 

@@ -1,8 +1,8 @@
 """User-defined benchmarks: a YAML or JSON file of dialogues, rubrics, checklists and
 deterministic checks (docs/custom-benchmarks.md describes the format)."""
 
-from turnbench.custom.benchmark import CustomBenchmark, benchmark_from_file
-from turnbench.custom.spec import FORMAT_VERSIONS, BenchmarkSpec, load_spec
+from turnbench.benchmarks.custom.benchmark import CustomBenchmark, benchmark_from_file
+from turnbench.benchmarks.custom.spec import FORMAT_VERSIONS, BenchmarkSpec, load_spec
 
 __all__ = [
     "FORMAT_VERSIONS",

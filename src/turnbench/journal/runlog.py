@@ -31,9 +31,9 @@ from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
-from turnbench.gcpause import collector_paused
-from turnbench.keys import config_key, end_key
-from turnbench.logindex import (  # noqa: F401  (re-exported: where readers import them from)
+from turnbench.journal.gcpause import collector_paused
+from turnbench.record_keys import config_key, end_key
+from turnbench.journal.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
     open_failures,

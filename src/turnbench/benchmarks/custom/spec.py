@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from turnbench.custom.document import Document, Where, load_document
+from turnbench.benchmarks.custom.document import Document, Where, load_document
 from turnbench.textio import ErrorCollector
 
 FORMAT_VERSIONS = (1,)
@@ -59,7 +59,7 @@ DialogueScore = Literal["mean", "min"]
 
 @dataclass(frozen=True)
 class Check:
-    """One deterministic check of a turn's answer (`turnbench.custom.checks` runs it)."""
+    """One deterministic check of a turn's answer (`turnbench.benchmarks.custom.checks` runs it)."""
 
     kind: str
     value: Any  # the pattern, text, count, schema, or True

@@ -24,12 +24,12 @@ from typing import Any, Literal
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Pair, Sample
 from turnbench.errors import UserError
-from turnbench.guarded import guarded_judge_tasks, guarded_pair_task
+from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
-from turnbench.keys import answer_key, game_key, judgment_key
-from turnbench.runner import RunContext
+from turnbench.record_keys import answer_key, game_key, judgment_key
+from turnbench.engine.runner import RunContext
 
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]

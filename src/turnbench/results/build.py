@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
-from turnbench.config import RunConfig
-from turnbench.dialogue import Game, Work
+from turnbench.store.config import RunConfig
+from turnbench.engine.dialogue import Game, Work
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.keys import answer_key, game_key, judgment_key, record_key
-from turnbench.logindex import (
+from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
+from turnbench.journal.logindex import (
     AnswerDone,
     JudgmentDone,
     LogIndex,
@@ -36,7 +36,7 @@ from turnbench.logindex import (
     RoleTotals,
     index_records,
 )
-from turnbench.runlog import parse_record_bytes
+from turnbench.journal.runlog import parse_record_bytes
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
 from turnbench.trust.length import fit_length_effect
@@ -262,7 +262,7 @@ def results_schema() -> dict[str, Any]:
     schema["description"] = (
         "Written by `turnbench run` and `turnbench judge`; one of three shapes: a run of one "
         "model, judge-only results of several models, or pairwise results. Generated from "
-        "turnbench.results (python -m turnbench.schema)."
+        "turnbench.results.build (python -m turnbench.interop.schema)."
     )
     return schema
 
@@ -745,7 +745,7 @@ def pairwise_results(work: Work, config: RunConfig, view: LogView) -> dict[str, 
     decisive = verdicts["A"] + verdicts["B"]
     models = set(work.models)
     answers = {(model, *turn) for model in models for turn in view.answered(model)}
-    from turnbench.ratings import Battle, bradley_terry
+    from turnbench.stats.ratings import Battle, bradley_terry
 
     return {
         "benchmark": work.benchmark.name,
@@ -887,7 +887,7 @@ def _pairwise_rows(
 
 def single_grading_ranking(work: Work, config: RunConfig, view: LogView) -> dict[str, Any]:
     """Bradley-Terry ratings of several single-graded models from per-turn score comparisons."""
-    from turnbench.ratings import bradley_terry, score_battles
+    from turnbench.stats.ratings import bradley_terry, score_battles
 
     scores: dict[tuple[str, Any, int], float] = {}
     for model in work.models:

@@ -1,12 +1,12 @@
 """The published JSON Schema of results.json (`docs/results.schema.json`).
 
-Generated from the typed results (`turnbench.results`) plus each built-in benchmark's score
+Generated from the typed results (`turnbench.results.build`) plus each built-in benchmark's score
 tables: a model's results must carry its benchmark's tables when the `benchmark` key names a
 built-in one, and may carry any tables for a benchmark written elsewhere.
 
-    python -m turnbench.schema                 # print it
-    python -m turnbench.schema --write FILE    # write it (the repository keeps it in docs/)
-    python -m turnbench.schema --audit --write docs/audit.schema.json   # audit.json's schema
+    python -m turnbench.interop.schema                 # print it
+    python -m turnbench.interop.schema --write FILE    # write it (the repository keeps it in docs/)
+    python -m turnbench.interop.schema --audit --write docs/audit.schema.json   # audit.json's schema
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks import builtin_benchmarks
-from turnbench.results import results_schema
+from turnbench.results.build import results_schema
 
 MODEL_DEFS = ("ModelResults", "SingleRunResults")
 

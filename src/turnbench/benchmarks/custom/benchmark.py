@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from turnbench.answers import load_turn_answers
+from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -31,15 +31,15 @@ from turnbench.benchmarks.base import (
     Turn,
     select_first,
 )
-from turnbench.custom.prompts import (
+from turnbench.benchmarks.custom.prompts import (
     CHECKLIST_PROMPT,
     RUBRIC_PROMPT,
     checklist_messages,
     rubric_messages,
 )
-from turnbench.custom.scoring import CHECKLIST_CRITERION, score_tables
-from turnbench.custom.spec import BenchmarkSpec, DialogueSpec, load_spec
-from turnbench.data import DataLocator
+from turnbench.benchmarks.custom.scoring import CHECKLIST_CRITERION, score_tables
+from turnbench.benchmarks.custom.spec import BenchmarkSpec, DialogueSpec, load_spec
+from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.judging.formats import followup
 from turnbench.types import Message
 
@@ -203,7 +203,7 @@ class CustomBenchmark(Benchmark):
         from rich.console import Group
         from rich.markup import escape
 
-        from turnbench.terminal import score_table
+        from turnbench.cli.terminal import score_table
 
         rows: list[list[Any]] = []
         rows += [[f"tag: {escape(t)}", v] for t, v in results.get("by_tag", {}).items()]

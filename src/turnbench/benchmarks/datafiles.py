@@ -178,7 +178,7 @@ class DataLocator:
     @staticmethod
     def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
         if entry.extract is not None:
-            from turnbench.extract import extractor
+            from turnbench.benchmarks.extractors import extractor
 
             source_sha = hashlib.sha256(payload).hexdigest()
             if source_sha != entry.source_sha256:

@@ -176,9 +176,9 @@ def load_votes(path: Path) -> list[Vote]:
 
 def run_votes(run_dir: Path) -> list[Vote]:
     """The combined verdicts of a turnbench pairwise run, as votes of its judge spec."""
-    from turnbench.config import load_config
+    from turnbench.store.config import load_config
     from turnbench.judging.pairwise import logged_pairs
-    from turnbench.runlog import LOG_NAME, read_records
+    from turnbench.journal.runlog import LOG_NAME, read_records
     from turnbench.types import ConfigRecord
 
     if not (run_dir / LOG_NAME).is_file():
@@ -293,7 +293,7 @@ def agreement_table(report: dict[str, Any]):
     """A rich table of an agreement report (rounded for display only)."""
     from rich.table import Table
 
-    from turnbench.terminal import cell
+    from turnbench.cli.terminal import cell
 
     table = Table(title="Judge agreement (S1: ties kept, S2: ties dropped)", title_justify="left")
     table.add_column("judges", overflow="fold")

@@ -1,6 +1,6 @@
 """Execution: skip what the log already holds, run the rest concurrently, log as we go.
 
-The engine (`turnbench.dialogue`) turns each sample into one coroutine that asks
+The engine (`turnbench.engine.dialogue`) turns each sample into one coroutine that asks
 `RunContext` for answers and judgments in the order the benchmark's rules need (turn 2 after
 turn 1's answer, say). `RunContext` returns the logged record when the key is already done,
 so re-running the same coroutines after a crash resumes exactly where the log ends and
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
-from turnbench.cleaning import UNCLOSED_THINK, clean_answer
+from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
-from turnbench.gcpause import collector_paused_with_sweeps
-from turnbench.logindex import AnswerDone, JudgmentDone
-from turnbench.runlog import RunLog
+from turnbench.journal.gcpause import collector_paused_with_sweeps
+from turnbench.journal.logindex import AnswerDone, JudgmentDone
+from turnbench.journal.runlog import RunLog
 from turnbench.types import (
     AnswerRecord,
     Completion,
@@ -34,9 +34,9 @@ from turnbench.types import (
 )
 
 if TYPE_CHECKING:
-    from turnbench.batching import BatchQueue
+    from turnbench.engine.batching import BatchQueue
     from turnbench.benchmarks.base import JudgeTask, Sample
-    from turnbench.costs import CostMeter
+    from turnbench.engine.costs import CostMeter
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
@@ -443,7 +443,7 @@ class RunContext:
         the reply when no valid completion count came with it). `exchanges`: each reply
         with the characters of the request it answered. Said once per run.
         """
-        from turnbench.dialogue import CHARS_PER_TOKEN  # (dialogue imports this module)
+        from turnbench.engine.dialogue import CHARS_PER_TOKEN  # (dialogue imports this module)
 
         total = 0
         for prompt_chars, completion in exchanges:

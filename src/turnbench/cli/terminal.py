@@ -103,7 +103,7 @@ def generic_table(results: Mapping[str, Any]) -> Table:
 
 def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
     """Rich renderables of a pairwise results object (rounded for display only)."""
-    from turnbench.ratings import ratings_table
+    from turnbench.stats.ratings import ratings_table
 
     versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
     table = Table(

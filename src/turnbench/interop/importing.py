@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
-from turnbench.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
-from turnbench.data import DataLocator
-from turnbench.dialogue import Work
+from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.engine.dialogue import Work
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
-from turnbench.keys import answer_key, game_key, judgment_key
-from turnbench.results import build_results, timing
-from turnbench.resultsfile import write_results
-from turnbench.runlog import RunLog, config_record
-from turnbench.runner import RunContext
+from turnbench.record_keys import answer_key, game_key, judgment_key
+from turnbench.results.build import build_results, timing
+from turnbench.store.resultsfile import write_results
+from turnbench.journal.runlog import RunLog, config_record
+from turnbench.engine.runner import RunContext
 from turnbench.types import JudgmentRecord, Message, Order, SamplingConfig
 
 Judging = Literal["single", "pairwise", "pairwise-all"]
@@ -224,6 +224,6 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
 
 def describe_sources(paths: Mapping[str, Path]) -> dict[str, str]:
     """File name -> sha256, for `imported.files`."""
-    from turnbench.data import sha256_file
+    from turnbench.benchmarks.datafiles import sha256_file
 
     return {name: sha256_file(path) for name, path in paths.items()}

@@ -1,0 +1,1 @@
+"""The engine: the one turn loop, request execution, budgets and batching."""

@@ -1,0 +1,1 @@
+"""Other tools' files: imports of their answers and judgments, exports to them."""

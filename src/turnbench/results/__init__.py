@@ -1,0 +1,1 @@
+"""Typed results built from a run's log."""

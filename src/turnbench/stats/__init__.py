@@ -1,0 +1,1 @@
+"""Statistics with no I/O: bootstrap, paired differences, Bradley-Terry, agreement."""
