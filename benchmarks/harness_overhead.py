@@ -23,12 +23,12 @@ from pathlib import Path
 from turnbench.backends.openai_compat import OpenAICompatBackend
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks.base import JudgeTask, Sample, Turn
+from turnbench.engine.runner import RunContext, execute
+from turnbench.journal.logindex import JudgmentDone
+from turnbench.journal.runlog import RunLog
 from turnbench.judging.formats import standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.record_keys import judgment_key
-from turnbench.journal.logindex import JudgmentDone
-from turnbench.journal.runlog import RunLog
-from turnbench.engine.runner import RunContext, execute
 from turnbench.testing.fake_server import spawn
 from turnbench.types import SamplingConfig
 

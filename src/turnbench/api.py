@@ -25,11 +25,11 @@ from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
 from turnbench.engine.dialogue import Estimate
+from turnbench.engine.runner import Progress
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, JudgeOption, build_options
-from turnbench.store.rundir import FinishedRun, load_finished_run
-from turnbench.engine.runner import Progress
 from turnbench.session import RunResult, Session
+from turnbench.store.rundir import FinishedRun, load_finished_run
 
 ProgressCallback = Callable[[str, str], None]
 WarnCallback = Callable[[str], None]

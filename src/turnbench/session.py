@@ -15,29 +15,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
 from turnbench.backends.providers import display_endpoint
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
+from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
-from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.engine.dialogue import Estimate, Work
+from turnbench.engine.preload import call_in_background, import_in_background
+from turnbench.engine.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.journal.gcpause import collector_paused
+from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
-from turnbench.engine.preload import call_in_background, import_in_background
 from turnbench.prices import PriceTable, load_prices
-from turnbench.store.resultsfile import write_results
-from turnbench.journal.runlog import RunLog, config_record
-from turnbench.engine.runner import Budget, Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
+from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.store.resultsfile import write_results
+from turnbench.store.uptodate import (
+    STATE_NAME,
+    forget_state,
+    input_digest,
+    save_state,
+    unchanged_results,
+)
 from turnbench.types import SamplingConfig
-from turnbench.store.uptodate import STATE_NAME, forget_state, input_digest, save_state, unchanged_results
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

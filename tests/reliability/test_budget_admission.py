@@ -10,12 +10,12 @@ import pytest
 
 from turnbench.backends.base import BackendStats
 from turnbench.benchmarks.base import JudgeTask, Sample, Turn
+from turnbench.engine.runner import Budget, RunContext, execute
 from turnbench.errors import RequestFailedError
+from turnbench.journal.runlog import RunLog
 from turnbench.judging.formats import standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.record_keys import answer_key, judgment_key
-from turnbench.journal.runlog import RunLog
-from turnbench.engine.runner import Budget, RunContext, execute
 from turnbench.types import Completion, Message, RequestParams, Usage
 
 

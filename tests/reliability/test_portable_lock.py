@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.journal import runlog
 from turnbench.errors import RunLockedError, UserError
+from turnbench.journal import runlog
 from turnbench.journal.runlog import LOCK_NAME, RunLog
 
 

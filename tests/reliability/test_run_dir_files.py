@@ -24,8 +24,8 @@ from tests.reliability.helpers import (
     run_args,
     scores,
 )
-from turnbench.journal import runlog
 from turnbench.errors import UserError
+from turnbench.journal import runlog
 from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, RunLog, read_records
 from turnbench.testing.fake_server import FakeServer
 from turnbench.types import AnswerRecord, ConfigRecord

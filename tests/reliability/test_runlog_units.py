@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from turnbench.errors import RunLockedError
+from turnbench.journal.runlog import LOG_NAME, RunLog
 from turnbench.record_keys import end_key
 from turnbench.results.build import timing
-from turnbench.journal.runlog import LOG_NAME, RunLog
 from turnbench.types import AnswerRecord, ConfigRecord, EndRecord, FailureRecord
 
 CONFIG = ConfigRecord(turnbench_version="test", config={"benchmark": "mt-bench"})

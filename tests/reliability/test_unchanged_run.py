@@ -13,8 +13,8 @@ import pytest
 from tests.conftest import run_cli
 from tests.reliability.helpers import JUDGE, read_log, results, run_args
 from turnbench.options import EvalOptions
-from turnbench.testing.fake_server import FakeServer, Reply, default_content
 from turnbench.store.uptodate import STATE_NAME, input_digest
+from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 REUSED = "nothing has changed since"
 

@@ -25,9 +25,9 @@ from tests.reliability.helpers import (
     results,
     run_args,
 )
-from turnbench.record_keys import judgment_key
 from turnbench.journal.logindex import record_problem
 from turnbench.journal.runlog import parse_record_bytes
+from turnbench.record_keys import judgment_key
 from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 PRICES = {

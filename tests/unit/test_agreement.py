@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.stats.vote_agreement import agreement, cohen_kappa, judge_name, load_votes, make_vote
 from turnbench.errors import UserError
+from turnbench.stats.vote_agreement import agreement, cohen_kappa, judge_name, load_votes, make_vote
 
 GPT4 = ["gpt-4", "pair-v2"]
 

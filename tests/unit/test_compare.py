@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from turnbench.errors import UserError
 from turnbench.report.compare import (
     Row,
     compare_entries,
@@ -14,7 +15,6 @@ from turnbench.report.compare import (
     rule_for,
     sample_scores,
 )
-from turnbench.errors import UserError
 from turnbench.stats.paired import fails_gate
 from turnbench.store.rundir import Entry, Run
 from turnbench.types import FailureRecord, JudgmentRecord

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from turnbench.benchmarks.datafiles import DataLocator, load_sources
 from turnbench.benchmarks.mt_bench_101.extract import (
     extract_mtbench101_judge_texts,
     render_judge_texts_json,
 )
-from turnbench.benchmarks.datafiles import DataLocator, load_sources
 from turnbench.errors import DataMissingError, UserError
 from turnbench.testing.fake_server import FakeServer
 

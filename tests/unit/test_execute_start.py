@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.journal.runlog import RunLog
 from turnbench.engine.runner import START_SLICE, Budget, RunContext, execute
+from turnbench.journal.runlog import RunLog
 
 
 def _run(tmp_path: Path, jobs: int, max_active: int | None) -> dict[str, object]:

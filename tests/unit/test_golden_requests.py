@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.backends.base import BackendStats
+from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings
 from turnbench.benchmarks.mt_bench import MTBench
 from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES
@@ -26,9 +26,9 @@ from turnbench.benchmarks.mt_bench_101 import MTBench101
 from turnbench.benchmarks.mt_bench_101.data import DIALOGUES
 from turnbench.benchmarks.mt_bench_101.data import JUDGE_PROMPTS as JUDGE_TEXTS
 from turnbench.engine.dialogue import Work
-from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.journal.runlog import RunLog
 from turnbench.engine.runner import RunContext, execute
+from turnbench.journal.runlog import RunLog
+from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.types import Completion, Message, RequestParams, SamplingConfig
 
 MT_BENCH_101_ANSWER = (

@@ -12,7 +12,6 @@ from turnbench.benchmarks.mt_bench import MTBench
 from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, JudgePrompt
 from turnbench.benchmarks.mt_bench.data import Question as MTQuestion
 from turnbench.benchmarks.mt_bench.prompts import pair_prompt_name, render_pairwise_judgment
-from turnbench.store.config import RunConfig
 from turnbench.engine.dialogue import Work
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
@@ -26,6 +25,7 @@ from turnbench.judging.pairwise import (
 from turnbench.judging.parsers import parse_verdict_fastchat, parse_verdict_strict
 from turnbench.record_keys import game_key
 from turnbench.results.build import LogView, pairwise_results
+from turnbench.store.config import RunConfig
 from turnbench.types import JudgmentRecord
 
 # -- prompts -------------------------------------------------------------------------------

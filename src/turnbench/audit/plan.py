@@ -24,8 +24,8 @@ from turnbench.audit.probes import (
     padded,
 )
 from turnbench.benchmarks.base import Benchmark, JudgeTask, Sample, Turn
-from turnbench.errors import UserError
 from turnbench.engine.guarded import guarded_judge_tasks
+from turnbench.errors import UserError
 from turnbench.judging.guard import Boundary
 from turnbench.record_keys import game_key, judgment_key
 

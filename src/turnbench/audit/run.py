@@ -42,15 +42,15 @@ from turnbench.backends.providers import display_endpoint
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
-from turnbench.store.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.engine.runner import Progress, RunContext, RunOutcome, execute
 from turnbench.errors import ConfigDriftError, UserError
+from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.guard import guard_text, guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import JudgeOption
-from turnbench.journal.runlog import RunLog, config_record
-from turnbench.engine.runner import Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
+from turnbench.store.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.types import SamplingConfig
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130

@@ -26,8 +26,8 @@ from typing import Any
 
 from turnbench.audit.plan import PAIR_OTHERS, AuditPlan, PairProbe, SingleProbe
 from turnbench.audit.probes import MANIPULATION_KINDS
-from turnbench.judging.pairwise import combine_games, game_winner
 from turnbench.journal.logindex import JudgmentDone
+from turnbench.judging.pairwise import combine_games, game_winner
 from turnbench.types import JudgmentRecord
 
 METRICS = ("position_consistency", "first_position_preference", "verbosity_delta", "stability")

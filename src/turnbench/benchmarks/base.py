@@ -1,4 +1,4 @@
-"""What a benchmark is: rules and content, declared; the engine (`turnbench.engine.dialogue`) runs it.
+"""What a benchmark is: rules and content, declared; the engine (`turnbench.engine`) runs it.
 
 A benchmark declares
 - its samples: dialogues of turns (the user's message, the dataset's own answer, whether the
@@ -9,7 +9,7 @@ A benchmark declares
 - which judge requests a judged turn gets (prompt, messages, the kind of verdict and the
   parser that reads it), and for pairwise judging the request comparing two answers;
 - how judged turns aggregate into its scores, its comparison rule, what its report shows
-  and its terminal table;
+  and what its terminal table holds (as data: it never draws);
 - how its answer files are read, for judge-only runs.
 
 Everything else (resume, retries, logging, judge-only runs, pairwise games, estimates, the
@@ -32,52 +32,15 @@ from pydantic import BaseModel
 from turnbench.benchmarks.datafiles import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
-from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
+from turnbench.samples import AnswerSet as AnswerSet
+from turnbench.samples import History as History
+from turnbench.samples import JudgeTask as JudgeTask
+from turnbench.samples import Pair as Pair
+from turnbench.samples import Sample as Sample
+from turnbench.samples import Turn as Turn
+from turnbench.types import Message, RequestParams, SamplingConfig
 
-History = Literal["golden", "self"]
-Pair = tuple[str, str]  # (user message, assistant answer) of an earlier turn
 ParserTable = Mapping[VerdictKind, Mapping[ParserMode, str]]
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One turn of a sample. `asked`: the model answers it (else the dataset's `golden`
-    answer is context only); `judged`: its answer is judged."""
-
-    user: str
-    golden: str | None = None
-    asked: bool = True
-    judged: bool = True
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One question or dialogue. `source` is the benchmark's own object for it."""
-
-    id: SampleId
-    group: str | None
-    turns: tuple[Turn, ...]
-    source: Any = field(default=None, compare=False, repr=False)
-
-    def asked_turns(self) -> list[int]:
-        return [number for number, turn in enumerate(self.turns, 1) if turn.asked]
-
-    def judged_turns(self) -> list[int]:
-        return [number for number, turn in enumerate(self.turns, 1) if turn.asked and turn.judged]
-
-
-@dataclass(frozen=True)
-class JudgeTask:
-    """One judge request for a judged turn (or a pairwise comparison)."""
-
-    prompt_name: str
-    messages: list[Message]
-    kind: VerdictKind = "rating"
-    criterion: str | None = None  # tells apart several requests of one turn
-    items: int | None = None  # checklist length
-    #: checklist item weights (equal without them): the judgment's score is the weighted
-    #: share of items met
-    weights: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +100,52 @@ class ReportSpec:
     summary_fields: tuple[str, ...] = ()  # extra results keys shown beside the overall
 
 
+Cell = str | float | None  # a string as written, a number with two decimals, None as "-"
+
+
+@dataclass(frozen=True)
+class TableRow:
+    cells: tuple[Cell, ...]
+    bold: bool = False
+
+
+@dataclass(frozen=True)
+class TableNote:
+    text: str
+    warning: bool = False  # shown in the warning colour
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """One model's results as the terminal shows them, declared as data: `turnbench.cli`
+    draws it and escapes every cell (names come from data files). Sections are separated by
+    a rule; `names_whole` keeps the first column unwrapped (a narrow terminal shortens the
+    names, never the numbers)."""
+
+    title: str
+    headers: tuple[str, ...]
+    sections: tuple[tuple[TableRow, ...], ...]
+    notes: tuple[TableNote, ...] = ()
+    names_whole: bool = False
+
+
+def generic_table(results: Mapping[str, Any]) -> TextTable:
+    """Any benchmark's results: every {group: score} table it reports, then the overall."""
+    rows = tuple(
+        TableRow((f"{name[3:]}: {group}", score))
+        for name, value in results.items()
+        if name.startswith("by_") and isinstance(value, dict)
+        for group, score in value.items()
+        if score is None or isinstance(score, int | float)
+    )
+    overall = results.get("overall")
+    return TextTable(
+        title=f"{results.get('benchmark')}: {results.get('model')}",
+        headers=("group", "score"),
+        sections=(rows, (TableRow(("overall", overall), bold=True),)),
+    )
+
+
 @dataclass(frozen=True)
 class FolderFile:
     """One data file of a benchmark's folder layout (a user's translated or domain version
@@ -154,16 +163,6 @@ class FolderFile:
     names: tuple[str, ...]
     required: bool = True
     published_fallback: bool = False
-
-
-@dataclass
-class AnswerSet:
-    """Answers of one model read from a file or a run directory: sample id -> turn -> text."""
-
-    model: str
-    path: Path
-    sha256: str
-    turns: dict[SampleId, dict[int, str]]
 
 
 @dataclass
@@ -366,11 +365,9 @@ class Benchmark(ABC):
         return {}
 
     @classmethod
-    def render_table(cls, results: Mapping[str, Any]) -> Any:
-        """A rich renderable of one model's results (a class method: a finished run's
-        results are shown without loading the benchmark's data)."""
-        from turnbench.cli.terminal import generic_table
-
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
+        """One model's results for the terminal (a class method: a finished run's results
+        are shown without loading the benchmark's data)."""
         return generic_table(results)
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
 from turnbench.cli.app import app
+from turnbench.cli.terminal import cell, console
 from turnbench.errors import UserError
-from turnbench.cli.terminal import console
 
 
 @app.command("agreement")
@@ -36,7 +37,8 @@ def agreement_command(
     ] = False,
 ) -> None:
     """Agreement between judges per turn, setups S1 (ties kept) and S2 (ties dropped)."""
-    from turnbench.stats.vote_agreement import agreement, agreement_table, load_votes, run_votes
+    from turnbench.interop.votes import run_votes
+    from turnbench.stats.vote_agreement import SETUPS, agreement, load_votes
 
     files, runs = votes or [], run or []
     if not files and not runs:
@@ -65,4 +67,24 @@ def agreement_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    console().print(agreement_table(report))
+    console().print(agreement_table(report, SETUPS))
+
+
+def agreement_table(report: dict[str, Any], setups: tuple[str, ...]) -> Table:
+    """A rich table of an agreement report (rounded for display only)."""
+    table = Table(title="Judge agreement (S1: ties kept, S2: ties dropped)", title_justify="left")
+    table.add_column("judges", overflow="fold")
+    table.add_column("turn", justify="right")
+    for setup in setups:
+        table.add_column(f"{setup} agree", justify="right")
+        table.add_column(f"{setup} kappa", justify="right")
+    for pair, by_turn in report.items():
+        for turn, setups in by_turn.items():
+            cells = []
+            for setup in setups:
+                stats = setups[setup]
+                rate = "" if stats["rate"] is None else f" ({stats['rate']:.1%})"
+                kappa = "-" if stats["kappa"] is None else f"{stats['kappa']:.3f}"
+                cells += [f"{stats['agree']}/{stats['total']}{rate}", kappa]
+            table.add_row(cell(pair), cell(turn), *cells)
+    return table

@@ -20,9 +20,9 @@ from turnbench.cli.flags import (
     group_judges,
     parse_json_object,
 )
-from turnbench.errors import UserError
 from turnbench.cli.terminal import cell, shown
 from turnbench.cli.terminal import console as make_console
+from turnbench.errors import UserError
 
 SHARED = tuple(next(f for f in FLAGS if f.name == name) for name in AUDIT_SHARED)
 #: shared flags whose table default is a run's default, not the audit's

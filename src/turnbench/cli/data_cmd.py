@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from turnbench.cli.app import data_app
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
-from turnbench.errors import UserError
+from turnbench.cli.app import data_app
 from turnbench.cli.terminal import cell, console, shown
+from turnbench.errors import UserError
 
 
 @data_app.command("download")

@@ -6,11 +6,12 @@ from rich.console import Console
 from rich.table import Table
 
 from turnbench.benchmarks import benchmark_class
+from turnbench.benchmarks.base import generic_table
+from turnbench.cli.terminal import cell, counts_line, draw_table, render_pairwise, shown
+from turnbench.cli.terminal import console as make_console
 from turnbench.engine.dialogue import Estimate
 from turnbench.errors import UserError
 from turnbench.session import Prepared, RunResult
-from turnbench.cli.terminal import cell, counts_line, generic_table, render_pairwise, shown
-from turnbench.cli.terminal import console as make_console
 
 
 def _stderr() -> Console:
@@ -27,8 +28,8 @@ def _render(results: dict) -> object:
     try:
         cls = benchmark_class(str(reference))
     except UserError:
-        return generic_table(results)
-    return cls.render_table(results)
+        return draw_table(generic_table(results))
+    return draw_table(cls.terminal_table(results))
 
 
 def print_results(console: Console, result: RunResult) -> None:
@@ -46,7 +47,7 @@ def print_results(console: Console, result: RunResult) -> None:
     for line in trust_lines(results) if "position_consistency" in results else ():
         console.print(line)
     if results.get("ranking"):
-        from turnbench.stats.ratings import ratings_table
+        from turnbench.cli.terminal import ratings_table
 
         console.print(ratings_table(results["ranking"], "Ranking from per-turn score comparisons"))
     failures = results.get("request_failures") or []

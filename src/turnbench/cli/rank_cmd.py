@@ -24,8 +24,8 @@ def rank_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = DEFAULT_SEED,
 ) -> None:
     """Rank models of several runs with Bradley-Terry ratings and bootstrap intervals."""
+    from turnbench.cli.terminal import ratings_table
     from turnbench.results.ranking import rank_runs
-    from turnbench.stats.ratings import ratings_table
 
     report = rank_runs(runs, resamples=resamples, seed=seed)
     if as_json:

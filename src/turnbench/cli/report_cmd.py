@@ -15,8 +15,8 @@ import typer
 from rich.console import Console
 
 from turnbench.cli.app import app
-from turnbench.errors import UserError
 from turnbench.cli.terminal import console, shown
+from turnbench.errors import UserError
 
 EXIT_WORSE = 1
 
@@ -156,7 +156,7 @@ def compare(
     if as_json:
         sys.stdout.write(json.dumps(comparison.to_json(top), indent=2, allow_nan=False) + "\n")
     else:
-        from turnbench.report.compare_table import print_comparison
+        from turnbench.cli.compare_table import print_comparison
 
         print_comparison(console(), comparison, top)
     if fail_if_worse is not None and fails_gate(comparison.overall, fail_if_worse):

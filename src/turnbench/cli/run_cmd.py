@@ -19,10 +19,10 @@ from turnbench.backends.factory import parse_concurrency
 from turnbench.cli.app import app
 from turnbench.cli.flags import FLAGS, group_judges, make_command, parse_json_object
 from turnbench.cli.output import print_estimate, print_results, print_warning
+from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
 from turnbench.session import Session
-from turnbench.cli.terminal import console, shown
 
 EMBEDDED = "local/smollm2"
 # The demo's caps keep it within 3 minutes on 2 cores with the portable llama.cpp build in

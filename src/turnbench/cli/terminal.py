@@ -9,14 +9,15 @@ terminal) and emoji codes stay text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from turnbench.benchmarks.base import TextTable
 from turnbench.safetext import plain
 
 
@@ -37,25 +38,6 @@ def cell(value: Any, style: str = "") -> Text:
 
 def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def score_table(
-    title: str,
-    headers: Sequence[str],
-    rows: Sequence[Sequence[Any]],
-    totals: Sequence[Any] | None = None,
-) -> Table:
-    table = Table(title=cell(title), title_justify="left")
-    for index, header in enumerate(headers):
-        table.add_column(cell(header), justify="left" if index == 0 else "right")
-    for row in rows:
-        table.add_row(cell(row[0]), *(cell(v if isinstance(v, str) else fmt(v)) for v in row[1:]))
-    if totals is not None:
-        table.add_section()
-        table.add_row(
-            *(cell(v if isinstance(v, str) else fmt(v), style="bold") for v in totals),
-        )
-    return table
 
 
 def counts_line(results: dict[str, Any]) -> str:
@@ -85,25 +67,29 @@ def counts_line(results: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def generic_table(results: Mapping[str, Any]) -> Table:
-    """Any benchmark's results: every {group: score} table it reports, then the overall."""
-    title = cell(f"{results.get('benchmark')}: {results.get('model')}")
-    table = Table(title=title, title_justify="left")
-    table.add_column("group")
-    table.add_column("score", justify="right")
-    for name, value in results.items():
-        if name.startswith("by_") and isinstance(value, dict):
-            for group, score in value.items():
-                if score is None or isinstance(score, int | float):
-                    table.add_row(cell(f"{name[3:]}: {group}"), fmt(score))
-    table.add_section()
-    table.add_row("[bold]overall[/bold]", f"[bold]{fmt(results.get('overall'))}[/bold]")
-    return table
+def draw_table(table: TextTable) -> RenderableType:
+    """A benchmark's declared results table, drawn; every cell is text, never markup."""
+    drawn = Table(title=cell(table.title), title_justify="left")
+    for index, header in enumerate(table.headers):
+        drawn.add_column(cell(header), justify="left" if index == 0 else "right")
+    if table.names_whole and drawn.columns:
+        drawn.columns[0].no_wrap = True
+    for number, section in enumerate(table.sections):
+        if number:
+            drawn.add_section()
+        for row in section:
+            style = "bold" if row.bold else ""
+            drawn.add_row(*(cell(v if isinstance(v, str) else fmt(v), style) for v in row.cells))
+    if not table.notes:
+        return drawn
+    notes = Text(" · ").join(
+        Text(plain(note.text), style="yellow" if note.warning else "") for note in table.notes
+    )
+    return Group(drawn, notes)
 
 
 def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
     """Rich renderables of a pairwise results object (rounded for display only)."""
-    from turnbench.stats.ratings import ratings_table
 
     versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
     table = Table(
@@ -142,3 +128,22 @@ def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
             "or the run stopped early; re-run the same command to finish them)"
         )
     return [table, " · ".join(parts), ratings_table(results["ratings"])]
+
+
+def ratings_table(
+    ratings: Mapping[str, Any], title: str = "Bradley-Terry ratings (Elo scale)"
+) -> Table:
+    """A rich table of a ratings object (rounded for display only)."""
+    table = Table(title=cell(title), title_justify="left")
+    for column in ("rank", "model", "rating", f"{ratings['level']:.0%} CI", "battles"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for name, row in ratings["models"].items():
+        interval = row["ci95"]
+        table.add_row(
+            "-" if row["rank"] is None else str(row["rank"]),
+            cell(name),
+            "-" if row["rating"] is None else f"{row['rating']:.0f}",
+            "-" if interval is None else f"[{interval[0]:.0f}, {interval[1]:.0f}]",
+            str(row["battles"]),
+        )
+    return table

@@ -56,10 +56,10 @@ from turnbench.batch.base import (
     BatchSubmitUncertainError,
     batch_custom_id,
 )
-from turnbench.errors import FatalBackendError, RequestFailedError
-from turnbench.record_keys import batch_event_key
-from turnbench.journal.runlog import RunLog
 from turnbench.engine.runner import Progress
+from turnbench.errors import FatalBackendError, RequestFailedError
+from turnbench.journal.runlog import RunLog
+from turnbench.record_keys import batch_event_key
 from turnbench.types import BatchRecord, Completion, Message, RequestParams
 
 POLL_FAILURES = 5  # status reads that may fail in a row (each after its own retries)

@@ -22,14 +22,15 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from turnbench.benchmarks.base import AnswerSet, Benchmark, Pair, Sample
-from turnbench.errors import UserError
 from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
+from turnbench.engine.rules import BenchmarkRules
+from turnbench.engine.runner import RunContext
+from turnbench.errors import UserError
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
 from turnbench.record_keys import answer_key, game_key, judgment_key
-from turnbench.engine.runner import RunContext
+from turnbench.samples import AnswerSet, Pair, Sample
 
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]
@@ -88,7 +89,7 @@ def _chars(messages: Sequence[Mapping[str, str]]) -> int:
 class Work:
     """What one invocation does: the benchmark, the judges, and the models' answers."""
 
-    benchmark: Benchmark
+    benchmark: BenchmarkRules
     judges: list[JudgeSettings]
     mode: Mode
     judging: Judging = "single"

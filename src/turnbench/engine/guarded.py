@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
-from turnbench.benchmarks.base import Benchmark, JudgeTask, Pair, Sample
+from turnbench.engine.rules import BenchmarkRules
 from turnbench.judging.guard import Boundary, guard_messages, new_boundary, random_nonce
+from turnbench.samples import JudgeTask, Pair, Sample
 
 Conversation = tuple[Sequence[Pair], str]
 
 
-def own_turns(benchmark: Benchmark, sample: Sample, turn: int) -> set[int]:
+def own_turns(benchmark: BenchmarkRules, sample: Sample, turn: int) -> set[int]:
     """Earlier turns (1-based) whose answer in the request is the model's own."""
     if benchmark.history != "self":
         return set()
@@ -44,7 +45,7 @@ def _harden(task: JudgeTask, boundary: Boundary) -> JudgeTask:
 
 
 def guarded_judge_tasks(
-    benchmark: Benchmark,
+    benchmark: BenchmarkRules,
     sample: Sample,
     turn: int,
     earlier: Sequence[Pair],
@@ -66,7 +67,7 @@ def guarded_judge_tasks(
 
 
 def guarded_pair_task(
-    benchmark: Benchmark,
+    benchmark: BenchmarkRules,
     sample: Sample,
     turn: int,
     conversation_a: Conversation,

@@ -24,7 +24,13 @@ T = TypeVar("T")
 
 #: what a run's results import, slowest first (numpy loads numpy.random on first use, and
 #: numpy.ma inside its first np.quantile)
-RESULT_LIBRARIES = ("numpy", "numpy.random", "numpy.ma", "turnbench.results.build", "turnbench.stats.ratings")
+RESULT_LIBRARIES = (
+    "numpy",
+    "numpy.random",
+    "numpy.ma",
+    "turnbench.results.build",
+    "turnbench.stats.ratings",
+)
 
 
 def import_in_background(names: tuple[str, ...] = RESULT_LIBRARIES) -> threading.Thread | None:

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
-from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
 from turnbench.journal.gcpause import collector_paused_with_sweeps
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.journal.runlog import RunLog
+from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.types import (
     AnswerRecord,
     Completion,
@@ -35,11 +35,11 @@ from turnbench.types import (
 
 if TYPE_CHECKING:
     from turnbench.engine.batching import BatchQueue
-    from turnbench.benchmarks.base import JudgeTask, Sample
     from turnbench.engine.costs import CostMeter
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
+    from turnbench.samples import JudgeTask, Sample
 
 #: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
 #: request again (a reference implementation's retry), not by a re-ask text

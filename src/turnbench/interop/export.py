@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.errors import UserError
-from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.specs import PROVIDERS
+from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.types import AnswerRecord
 
 FORMATS = ("csv", "jsonl", "fastchat")

@@ -13,72 +13,23 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
-from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.benchmarks.base import Benchmark
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions, Reader
 from turnbench.engine.dialogue import Work
+from turnbench.engine.runner import RunContext
 from turnbench.errors import UserError
+from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.results.build import build_results, timing
+from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.store.resultsfile import write_results
-from turnbench.journal.runlog import RunLog, config_record
-from turnbench.engine.runner import RunContext
-from turnbench.types import JudgmentRecord, Message, Order, SamplingConfig
-
-Judging = Literal["single", "pairwise", "pairwise-all"]
-
-
-@dataclass
-class ImportedJudgment:
-    """One judgment another tool recorded, in the terms of a `JudgmentRecord`."""
-
-    model: str  # the graded model (a pairwise game: the one shown as assistant A)
-    sample: Sample
-    turn: int
-    prompt_name: str
-    messages: list[Message]
-    outputs: list[str]
-    parser: str
-    status: Literal["scored", "parse_failed"]
-    score: float | None = None
-    verdict: str | None = None
-    checklist: list[str] | None = None
-    parse_error: str | None = None
-    criterion: str | None = None
-    pair: tuple[str, str] | None = None
-    order: Order | None = None
-    meta: dict[str, Any] = field(default_factory=dict)  # e.g. the other tool's timestamp
-
-
-@dataclass
-class Imported:
-    benchmark: Benchmark
-    judge: str  # the judge's name in the run (what its files say about who judged)
-    answer_sets: list[AnswerSet]
-    judgments: list[ImportedJudgment]
-    source: dict[str, Any]  # format, files and their checksums: results' `imported`
-    judging: Judging = "single"
-    baseline: str | None = None
-    data_sha256: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # what the reader counted or skipped
-
-
-@dataclass
-class ImportOptions:
-    judge_name: str | None = None  # overrides the judge name the reader chose
-    mode: Literal["auto", "single", "pairwise"] = "auto"
-    judgments: Path | None = None  # one judgment file, when a folder holds several
-    data_dir: Path | None = None
-    download: bool = True
-
-
-Reader = Callable[[Path, ImportOptions, DataLocator], Imported]
+from turnbench.types import JudgmentRecord, SamplingConfig
 
 
 def import_formats() -> dict[str, tuple[type[Benchmark], str]]:
@@ -220,10 +171,3 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
         )
         write_results(log.directory, results)
     return results
-
-
-def describe_sources(paths: Mapping[str, Path]) -> dict[str, str]:
-    """File name -> sha256, for `imported.files`."""
-    from turnbench.benchmarks.datafiles import sha256_file
-
-    return {name: sha256_file(path) for name, path in paths.items()}

@@ -6,7 +6,7 @@ built-in one, and may carry any tables for a benchmark written elsewhere.
 
     python -m turnbench.interop.schema                 # print it
     python -m turnbench.interop.schema --write FILE    # write it (the repository keeps it in docs/)
-    python -m turnbench.interop.schema --audit --write docs/audit.schema.json   # audit.json's schema
+    python -m turnbench.interop.schema --audit --write docs/audit.schema.json  # audit.json's
 """
 
 from __future__ import annotations

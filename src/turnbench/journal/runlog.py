@@ -32,13 +32,13 @@ from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
 from turnbench.journal.gcpause import collector_paused
-from turnbench.record_keys import config_key, end_key
 from turnbench.journal.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
     open_failures,
     record_problem,
 )
+from turnbench.record_keys import config_key, end_key
 from turnbench.safetext import fix_tree
 from turnbench.types import (
     AnswerRecord,

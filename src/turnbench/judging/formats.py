@@ -18,9 +18,9 @@ from importlib import resources
 from typing import Literal
 
 from turnbench.judging.parsers import CHECKLIST_PARSERS, PARSERS, ParseResult, checklist_score
+from turnbench.samples import VerdictKind as VerdictKind
 from turnbench.types import ReplyConstraint
 
-VerdictKind = Literal["rating", "verdict", "checklist"]
 ParserMode = Literal["strict", "compat"]
 RATING_CHOICES = tuple(str(value) for value in range(1, 11))
 VERDICT_CHOICES = ("A", "B", "C")

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from turnbench.report.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
+from turnbench.report.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
 from turnbench.report.markup import anchor, badge, esc, fmt
 from turnbench.report.samples import DialogueText, Texts
 from turnbench.store.rundir import Entry, Run, TurnKey, sample_sort_key

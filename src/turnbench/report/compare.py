@@ -19,7 +19,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from turnbench.store.config import describe_differences
 from turnbench.errors import UserError
 from turnbench.stats.paired import (
     DEFAULT_LEVEL,
@@ -28,6 +27,7 @@ from turnbench.stats.paired import (
     StatRow,
     compare_paired,
 )
+from turnbench.store.config import describe_differences
 from turnbench.store.rundir import Entry, Run, sample_sort_key
 
 NO_GROUP = "(none)"

@@ -18,7 +18,6 @@ from typing import Any
 
 from turnbench import __version__
 from turnbench.benchmarks.base import Chart, ReportSpec, ScoreTable
-from turnbench.report.compare import Comparison, compare_entries
 from turnbench.errors import UserError
 from turnbench.report import charts
 from turnbench.report.assets import page
@@ -29,6 +28,7 @@ from turnbench.report.browser import (
     dialogue_browser,
     sample_anchor,
 )
+from turnbench.report.compare import Comparison, compare_entries
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
 from turnbench.report.parallel import forked

@@ -190,24 +190,3 @@ def score_battles(
                     outcome = 1.0 if a > b else 0.0 if a < b else 0.5
                     battles.append(Battle(question, model_a, model_b, outcome))
     return battles
-
-
-def ratings_table(ratings: dict[str, Any], title: str = "Bradley-Terry ratings (Elo scale)"):
-    """A rich table of a ratings object (rounded for display only)."""
-    from rich.table import Table
-
-    from turnbench.cli.terminal import cell
-
-    table = Table(title=cell(title), title_justify="left")
-    for column in ("rank", "model", "rating", f"{ratings['level']:.0%} CI", "battles"):
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for name, row in ratings["models"].items():
-        interval = row["ci95"]
-        table.add_row(
-            "-" if row["rank"] is None else str(row["rank"]),
-            cell(name),
-            "-" if row["rating"] is None else f"{row['rating']:.0f}",
-            "-" if interval is None else f"[{interval[0]:.0f}, {interval[1]:.0f}]",
-            str(row["battles"]),
-        )
-    return table

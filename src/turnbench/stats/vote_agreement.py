@@ -174,39 +174,6 @@ def load_votes(path: Path) -> list[Vote]:
     return votes
 
 
-def run_votes(run_dir: Path) -> list[Vote]:
-    """The combined verdicts of a turnbench pairwise run, as votes of its judge spec."""
-    from turnbench.store.config import load_config
-    from turnbench.judging.pairwise import logged_pairs
-    from turnbench.journal.runlog import LOG_NAME, read_records
-    from turnbench.types import ConfigRecord
-
-    if not (run_dir / LOG_NAME).is_file():
-        raise UserError(f"--run {run_dir}: not a turnbench run directory (no {LOG_NAME})")
-    records, _ = read_records(run_dir / LOG_NAME)
-    configs = [r for r in records if isinstance(r, ConfigRecord)]
-    if not configs:
-        raise UserError(f"--run {run_dir}: the run log has no configuration record")
-    config = load_config(configs[-1].config, configs[-1].schema_version)
-    if config.judging == "single":
-        raise UserError(
-            f"--run {run_dir}: a single-grading run; agreement needs a pairwise run "
-            "(turnbench judge --mode pairwise-all ...)"
-        )
-    winners = {"model_1": "model_a", "model_2": "model_b", "tie": "tie"}
-    return [
-        make_vote(
-            config.judge,
-            pair.sample_id,
-            pair.model_1,
-            pair.model_2,
-            pair.turn,
-            winners[pair.outcome.winner],
-        )
-        for pair in logged_pairs(records, config.judge)
-    ]
-
-
 # -- agreement -------------------------------------------------------------------------------
 def _judge_order(name: str) -> tuple[int, int, str]:
     """Machine judges first, then authors, then humans: "gpt4-pair|human"."""
@@ -287,27 +254,3 @@ def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]
             }
         report[f"{first}|{second}"] = by_turn
     return report
-
-
-def agreement_table(report: dict[str, Any]):
-    """A rich table of an agreement report (rounded for display only)."""
-    from rich.table import Table
-
-    from turnbench.cli.terminal import cell
-
-    table = Table(title="Judge agreement (S1: ties kept, S2: ties dropped)", title_justify="left")
-    table.add_column("judges", overflow="fold")
-    table.add_column("turn", justify="right")
-    for setup in SETUPS:
-        table.add_column(f"{setup} agree", justify="right")
-        table.add_column(f"{setup} kappa", justify="right")
-    for pair, by_turn in report.items():
-        for turn, setups in by_turn.items():
-            cells = []
-            for setup in SETUPS:
-                stats = setups[setup]
-                rate = "" if stats["rate"] is None else f" ({stats['rate']:.1%})"
-                kappa = "-" if stats["kappa"] is None else f"{stats['kappa']:.3f}"
-                cells += [f"{stats['agree']}/{stats['total']}{rate}", kappa]
-            table.add_row(cell(pair), cell(turn), *cells)
-    return table

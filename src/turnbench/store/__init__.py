@@ -1,1 +1,2 @@
-"""The run directory as a whole: reading finished runs, the results file, the run's configuration and its up-to-date check."""
+"""The run directory as a whole: finished runs read back, the results file, the run's
+configuration and its up-to-date check."""

@@ -20,8 +20,13 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark
 from turnbench.errors import UserError
-from turnbench.journal.logindex import GROUP_META_KEYS, AnswerDone, JudgmentDone, LogIndex, record_group
-from turnbench.store.resultsfile import RESULTS_NAME
+from turnbench.journal.logindex import (
+    GROUP_META_KEYS,
+    AnswerDone,
+    JudgmentDone,
+    LogIndex,
+    record_group,
+)
 from turnbench.journal.runlog import (
     LOG_NAME,
     parse_record_bytes,
@@ -29,6 +34,7 @@ from turnbench.journal.runlog import (
     record_problem,
     scan_records,
 )
+from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.textio import describe_validation_error, read_json
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, LogRecord
 

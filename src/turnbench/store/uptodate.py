@@ -34,9 +34,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from turnbench.benchmarks.answers import answer_sources, is_run_dir
 from turnbench.errors import RunDirectoryError, UserError
+from turnbench.journal.runlog import LOG_NAME, open_regular
 from turnbench.options import EvalOptions
 from turnbench.store.resultsfile import RESULTS_NAME, write_file_atomically
-from turnbench.journal.runlog import LOG_NAME, open_regular
 
 STATE_NAME = "results.state.json"
 STATE_LIMIT = 1 << 16  # a state file is a few hundred bytes; a larger one is not ours

@@ -28,6 +28,9 @@ from turnbench.benchmarks.base import (
     ReportSpec,
     Sample,
     ScoreTable,
+    TableNote,
+    TableRow,
+    TextTable,
     Turn,
     select_first,
 )
@@ -199,24 +202,13 @@ class CustomBenchmark(Benchmark):
         return {"benchmark_file": str(self.path)}
 
     @classmethod
-    def render_table(cls, results: Mapping[str, Any]) -> Any:
-        from rich.console import Group
-        from rich.markup import escape
-
-        from turnbench.cli.terminal import score_table
-
-        rows: list[list[Any]] = []
-        rows += [[f"tag: {escape(t)}", v] for t, v in results.get("by_tag", {}).items()]
-        rows += [[f"check: {escape(n)}", v] for n, v in results.get("by_check", {}).items()]
-        rows += [[f"turn {turn}", value] for turn, value in results.get("by_turn", {}).items()]
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
+        rows: list[TableRow] = []
+        rows += [TableRow((f"tag: {t}", v)) for t, v in results.get("by_tag", {}).items()]
+        rows += [TableRow((f"check: {n}", v)) for n, v in results.get("by_check", {}).items()]
+        rows += [TableRow((f"turn {t}", v)) for t, v in results.get("by_turn", {}).items()]
         if results.get("rubric_mean") is not None:
-            rows.append(["rubric (mean rating, 1-10)", results["rubric_mean"]])
-        table = score_table(
-            escape(f"{results['benchmark']}: {results['model']}"),
-            ["", "score"],
-            rows,
-            ("overall", results.get("overall")),
-        )
+            rows.append(TableRow(("rubric (mean rating, 1-10)", results["rubric_mean"])))
         counts = results.get("counts", {})
         note = (
             f"scores 0-1: share of requirements met; dialogue = {results.get('dialogue_score')} "
@@ -224,7 +216,12 @@ class CustomBenchmark(Benchmark):
             f"dialogues scored; checks passed {counts.get('checks_passed', 0)}/"
             f"{counts.get('checks_run', 0)}"
         )
-        return Group(table, note)
+        return TextTable(
+            title=f"{results['benchmark']}: {results['model']}",
+            headers=("", "score"),
+            sections=(tuple(rows), (TableRow(("overall", results.get("overall")), bold=True),)),
+            notes=(TableNote(note),),
+        )
 
 
 def benchmark_from_file(path: Path) -> type[CustomBenchmark]:

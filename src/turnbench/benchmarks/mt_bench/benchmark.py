@@ -30,10 +30,13 @@ from turnbench.benchmarks.base import (
     ReportSpec,
     Sample,
     ScoreTable,
+    TableRow,
+    TextTable,
     Turn,
     package_sources,
     select_first,
 )
+from turnbench.benchmarks.datafiles import DataFile, sha256_file
 from turnbench.benchmarks.mt_bench.data import (
     JUDGE_PROMPTS,
     QUESTIONS,
@@ -51,7 +54,6 @@ from turnbench.benchmarks.mt_bench.prompts import (
     render_pairwise_judgment,
     render_single_judgment,
 )
-from turnbench.benchmarks.datafiles import DataFile, sha256_file
 from turnbench.errors import UserError
 from turnbench.stats.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
 from turnbench.types import RequestParams
@@ -310,19 +312,21 @@ class MTBench(Benchmark):
         }
 
     @classmethod
-    def render_table(cls, results: Mapping[str, Any]) -> Any:
-        from turnbench.cli.terminal import score_table
-
-        rows = [
-            (
-                category,
-                results["by_category_turn"][category]["1"],
-                results["by_category_turn"][category]["2"],
-                value,
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
+        rows = tuple(
+            TableRow(
+                (
+                    category,
+                    results["by_category_turn"][category]["1"],
+                    results["by_category_turn"][category]["2"],
+                    value,
+                )
             )
             for category, value in results["by_category"].items()
-        ]
+        )
         totals = ("overall", results["by_turn"]["1"], results["by_turn"]["2"], results["overall"])
-        return score_table(
-            f"MT-Bench: {results['model']}", ["category", "turn 1", "turn 2", "mean"], rows, totals
+        return TextTable(
+            title=f"MT-Bench: {results['model']}",
+            headers=("category", "turn 1", "turn 2", "mean"),
+            sections=(rows, (TableRow(totals, bold=True),)),
         )

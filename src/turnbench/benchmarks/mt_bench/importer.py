@@ -21,10 +21,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from turnbench.benchmarks.base import AnswerSet, Benchmark, BenchmarkSettings, Sample
-from turnbench.benchmarks.folder import folder_benchmark
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.benchmarks.folder import folder_benchmark
+from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions, describe_sources
 from turnbench.errors import UserError
-from turnbench.interop.importing import Imported, ImportedJudgment, ImportOptions, describe_sources
 from turnbench.judging.pairwise import ORDERS
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 

@@ -32,9 +32,13 @@ from turnbench.benchmarks.base import (
     ReportSpec,
     Sample,
     ScoreTable,
+    TableNote,
+    TableRow,
+    TextTable,
     Turn,
     package_sources,
 )
+from turnbench.benchmarks.datafiles import DataFile
 from turnbench.benchmarks.mt_bench_101.data import (
     DIALOGUES,
     JUDGE_PROMPTS,
@@ -53,7 +57,6 @@ from turnbench.benchmarks.mt_bench_101.scoring import (
     score_tables,
     stratified_bootstrap_ci,
 )
-from turnbench.benchmarks.datafiles import DataFile
 from turnbench.errors import UserError
 
 CONTEXTS = ("golden", "self")
@@ -282,54 +285,61 @@ class MTBench101(Benchmark):
         }
 
     @classmethod
-    def render_table(cls, results: Mapping[str, Any]) -> Any:
-        from rich.console import Group
-
-        from turnbench.cli.terminal import fmt, score_table
-
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
         turn_numbers = [int(t) for t in results["by_turn"]]
-        headers = ["task", "score", "avg", *(f"t{t}" for t in turn_numbers)]
-        rows: list[list[Any]] = []
-        for task, value in results["by_task"].items():
-            per_turn = results["by_task_turn"].get(task, {})
-            rows.append(
-                [
+        blanks = ("",) * len(turn_numbers)
+        tasks = tuple(
+            TableRow(
+                (
                     f"{task} {TASK_INFO[task].name}",
                     value,
                     results["by_task_mean_over_turns"].get(task),
-                    *(per_turn.get(str(t), "") for t in turn_numbers),
-                ]
+                    *(results["by_task_turn"].get(task, {}).get(str(t), "") for t in turn_numbers),
+                )
             )
-        table = score_table(
-            f"MT-Bench-101: {results['model']} ({results['context']} context)", headers, rows
+            for task, value in results["by_task"].items()
         )
-        table.columns[0].no_wrap = True  # narrow terminals shorten names, never numbers
-        table.add_section()
         tier1 = {info.tier1 for info in TASK_INFO.values()}
-        for name, value in results["by_ability"].items():
-            level = 1 if name in tier1 else 2
-            table.add_row(f"{name} (tier {level})", fmt(value), *([""] * (len(headers) - 2)))
-        table.add_section()
-        table.add_row(
-            "[bold]overall[/bold]",
-            f"[bold]{fmt(results['overall'])}[/bold]",
-            fmt(results["overall_mean_over_turns"]),
-            *(fmt(results["by_turn"][str(t)]) for t in turn_numbers),
+        abilities = tuple(
+            TableRow((f"{name} (tier {1 if name in tier1 else 2})", value, "", *blanks))
+            for name, value in results["by_ability"].items()
+        )
+        overall = TableRow(
+            (
+                "overall",
+                results["overall"],
+                results["overall_mean_over_turns"],
+                *(results["by_turn"][str(t)] for t in turn_numbers),
+            ),
+            bold=True,
         )
         counts = results["counts"]
         notes = [
-            "score = mean of dialogue scores (min over judged turns); avg = mean over "
-            f"turns; tN = mean at turn N; {counts['dialogues_scored']}/{counts['dialogues']} "
-            "dialogues scored"
+            TableNote(
+                "score = mean of dialogue scores (min over judged turns); avg = mean over "
+                f"turns; tN = mean at turn N; {counts['dialogues_scored']}/"
+                f"{counts['dialogues']} dialogues scored"
+            )
         ]
         if counts["incomplete_dialogues"]:
             notes.append(
-                f"[yellow]{counts['incomplete_dialogues']} incomplete dialogue(s) not scored"
-                "[/yellow]"
+                TableNote(
+                    f"{counts['incomplete_dialogues']} incomplete dialogue(s) not scored",
+                    warning=True,
+                )
             )
         if counts["dialogues_with_dropped_turns"]:
             notes.append(
-                f"[yellow]{counts['dialogues_with_dropped_turns']} dialogue(s) scored without "
-                "their unparseable turns (compat)[/yellow]"
+                TableNote(
+                    f"{counts['dialogues_with_dropped_turns']} dialogue(s) scored without "
+                    "their unparseable turns (compat)",
+                    warning=True,
+                )
             )
-        return Group(table, " · ".join(notes))
+        return TextTable(
+            title=f"MT-Bench-101: {results['model']} ({results['context']} context)",
+            headers=("task", "score", "avg", *(f"t{t}" for t in turn_numbers)),
+            sections=(tasks, abilities, (overall,)),
+            notes=tuple(notes),
+            names_whole=True,
+        )

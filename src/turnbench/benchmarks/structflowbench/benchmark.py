@@ -34,10 +34,14 @@ from turnbench.benchmarks.base import (
     ReportSpec,
     Sample,
     ScoreTable,
+    TableNote,
+    TableRow,
+    TextTable,
     Turn,
     package_sources,
     select_first,
 )
+from turnbench.benchmarks.datafiles import DataFile
 from turnbench.benchmarks.structflowbench.data import (
     DIALOGUES,
     JUDGE_PROMPT,
@@ -55,7 +59,6 @@ from turnbench.benchmarks.structflowbench.scoring import (
     score_tables,
     weights_of,
 )
-from turnbench.benchmarks.datafiles import DataFile
 from turnbench.errors import UserError
 from turnbench.types import Message
 
@@ -253,38 +256,34 @@ class StructFlowBench(Benchmark):
         return score_tables(turns)
 
     @classmethod
-    def render_table(cls, results: Mapping[str, Any]) -> Any:
-        from rich.console import Group
-        from rich.markup import escape
-
-        from turnbench.cli.terminal import fmt, score_table
-
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
         metrics = results.get("metrics") or {}
-        rows: list[list[Any]] = [[name, metrics.get(name)] for name in METRICS]
-        table = score_table(
-            escape(
-                f"StructFlowBench: {results['model']} ({results.get('history_format')} history)"
-            ),
-            ["", "score"],
-            rows,
-        )
-        table.columns[0].no_wrap = True
-        table.add_section()
-        for kind, value in (results.get("by_constraint_type") or {}).items():
-            table.add_row(f"{kind} (w{WEIGHTS.get(kind, 0)})", fmt(value))
-        table.add_section()
-        for task, value in (results.get("by_task") or {}).items():
-            table.add_row(f"task: {task}", fmt(value))
-        table.add_section()
-        table.add_row("[bold]overall (WCSR)[/bold]", f"[bold]{fmt(results.get('overall'))}[/bold]")
         counts = results.get("counts") or {}
         notes = [
-            f"{counts.get('constraints_met', 0)}/{counts.get('constraints', 0)} constraints "
-            "met; task = mean WCSR of its turns"
+            TableNote(
+                f"{counts.get('constraints_met', 0)}/{counts.get('constraints', 0)} constraints "
+                "met; task = mean WCSR of its turns"
+            )
         ]
         if counts.get("other_verdicts"):
             notes.append(
-                f"[yellow]{counts['other_verdicts']} verdict(s) other than Yes/No, scored as "
-                "not met (listed under other_verdicts)[/yellow]"
+                TableNote(
+                    f"{counts['other_verdicts']} verdict(s) other than Yes/No, scored as "
+                    "not met (listed under other_verdicts)",
+                    warning=True,
+                )
             )
-        return Group(table, " · ".join(notes))
+        by_type = results.get("by_constraint_type") or {}
+        by_task = results.get("by_task") or {}
+        return TextTable(
+            title=f"StructFlowBench: {results['model']} ({results.get('history_format')} history)",
+            headers=("", "score"),
+            sections=(
+                tuple(TableRow((name, metrics.get(name))) for name in METRICS),
+                tuple(TableRow((f"{k} (w{WEIGHTS.get(k, 0)})", v)) for k, v in by_type.items()),
+                tuple(TableRow((f"task: {task}", value)) for task, value in by_task.items()),
+                (TableRow(("overall (WCSR)", results.get("overall")), bold=True),),
+            ),
+            notes=tuple(notes),
+            names_whole=True,
+        )

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings, Sample
+from turnbench.benchmarks.datafiles import DataLocator, sha256_file
+from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions
 from turnbench.benchmarks.structflowbench.benchmark import JUDGE_PROMPT_NAME, StructFlowBench
 from turnbench.benchmarks.structflowbench.data import Dialogue, signature
 from turnbench.benchmarks.structflowbench.prompts import judge_message
 from turnbench.benchmarks.structflowbench.scoring import turn_metrics
-from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.errors import UserError
-from turnbench.interop.importing import Imported, ImportedJudgment, ImportOptions
 from turnbench.textio import ErrorCollector, read_json
 
 SUFFIX = "_evaluate.json"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from turnbench.report.compare import Comparison, Row
 from turnbench.cli.terminal import cell
+from turnbench.report.compare import Comparison, Row
 
 VERDICT_STYLE = {
     "better": "green",

@@ -1,0 +1,71 @@
+"""The shapes of a benchmark's content that the engine and the benchmarks share.
+
+A benchmark (`turnbench.benchmarks`) builds these from its data files; the engine
+(`turnbench.engine`) runs them. They live below both, so that neither imports the other's
+package for them. `turnbench.benchmarks.base` re-exports them, where a plug-in benchmark
+finds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from turnbench.types import Message, SampleId
+
+VerdictKind = Literal["rating", "verdict", "checklist"]
+
+History = Literal["golden", "self"]
+Pair = tuple[str, str]  # (user message, assistant answer) of an earlier turn
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a sample. `asked`: the model answers it (else the dataset's `golden`
+    answer is context only); `judged`: its answer is judged."""
+
+    user: str
+    golden: str | None = None
+    asked: bool = True
+    judged: bool = True
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One question or dialogue. `source` is the benchmark's own object for it."""
+
+    id: SampleId
+    group: str | None
+    turns: tuple[Turn, ...]
+    source: Any = field(default=None, compare=False, repr=False)
+
+    def asked_turns(self) -> list[int]:
+        return [number for number, turn in enumerate(self.turns, 1) if turn.asked]
+
+    def judged_turns(self) -> list[int]:
+        return [number for number, turn in enumerate(self.turns, 1) if turn.asked and turn.judged]
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One judge request for a judged turn (or a pairwise comparison)."""
+
+    prompt_name: str
+    messages: list[Message]
+    kind: VerdictKind = "rating"
+    criterion: str | None = None  # tells apart several requests of one turn
+    items: int | None = None  # checklist length
+    #: checklist item weights (equal without them): the judgment's score is the weighted
+    #: share of items met
+    weights: tuple[float, ...] | None = None
+
+
+@dataclass
+class AnswerSet:
+    """Answers of one model read from a file or a run directory: sample id -> turn -> text."""
+
+    model: str
+    path: Path
+    sha256: str
+    turns: dict[SampleId, dict[int, str]]
