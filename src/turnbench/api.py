@@ -25,7 +25,7 @@ from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
 from turnbench.engine.dialogue import Estimate
-from turnbench.engine.runner import Progress
+from turnbench.engine.progress import Progress
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, JudgeOption, build_options
 from turnbench.session import RunResult, Session

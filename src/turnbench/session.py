@@ -26,7 +26,8 @@ from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.engine.dialogue import Estimate, Work
 from turnbench.engine.preload import call_in_background, import_in_background
-from turnbench.engine.runner import Budget, Progress, RunContext, RunOutcome, execute
+from turnbench.engine.progress import Progress
+from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.journal.gcpause import collector_paused
 from turnbench.journal.runlog import RunLog, config_record

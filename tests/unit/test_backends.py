@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from turnbench.backends.factory import display_url
+from turnbench.backends.urls import display_url
 from turnbench.backends.openai_compat import OpenAICompatBackend, is_reasoning_model
 from turnbench.backends.retry import RetryPolicy, parse_retry_after
 from turnbench.errors import UserError

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.datafiles import DataLocator, load_sources
+from turnbench.benchmarks import load_sources
+from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.benchmarks.mt_bench_101.extract import (
     extract_mtbench101_judge_texts,
     render_judge_texts_json,
@@ -19,6 +20,12 @@ from turnbench.errors import DataMissingError, UserError
 from turnbench.testing.fake_server import FakeServer
 
 PINNED_JUDGE_TEXTS_SHA = "73164304908cde34774db1c64ff8206ccf046eafd8162d626c8f1488167214ed"
+
+SOURCES = load_sources()[1]  # every built-in benchmark's files, as `turnbench data` gives them
+
+
+def mt_bench_files(*args, **kwargs) -> dict[str, Path]:
+    return DataLocator(*args, datasets=SOURCES, **kwargs).require("mt-bench")
 
 
 def synthetic_opencompass_source(texts: dict, marker: Path) -> str:
@@ -75,13 +82,19 @@ def test_search_order_flag_then_environment_then_cache(data_dir, tmp_path, monke
     env_dir = copy_mt_bench(data_dir, tmp_path / "env")
     monkeypatch.setenv("TURNBENCH_DATA_DIR", str(env_dir))
     cache = tmp_path / "cache"
-    found = DataLocator(flag_dir, allow_download=False, cache_dir=cache).require("mt-bench")
+    found = DataLocator(flag_dir, allow_download=False, cache_dir=cache, datasets=SOURCES).require(
+        "mt-bench"
+    )
     assert all(str(path).startswith(str(flag_dir)) for path in found.values())
-    found = DataLocator(None, allow_download=False, cache_dir=cache).require("mt-bench")
+    found = DataLocator(None, allow_download=False, cache_dir=cache, datasets=SOURCES).require(
+        "mt-bench"
+    )
     assert all(str(path).startswith(str(env_dir)) for path in found.values())
     monkeypatch.delenv("TURNBENCH_DATA_DIR")
     copy_mt_bench(data_dir, cache)
-    found = DataLocator(None, allow_download=False, cache_dir=cache).require("mt-bench")
+    found = DataLocator(None, allow_download=False, cache_dir=cache, datasets=SOURCES).require(
+        "mt-bench"
+    )
     assert all(str(path).startswith(str(cache)) for path in found.values())
 
 
@@ -89,7 +102,9 @@ def test_checksum_mismatch_is_refused(data_dir, tmp_path):
     folder = copy_mt_bench(data_dir, tmp_path / "data")
     question = folder / "mt_bench/question.jsonl"
     question.write_bytes(question.read_bytes().replace(b"Hawaii", b"Hawaiii", 1))
-    locator = DataLocator(folder, allow_download=False, cache_dir=tmp_path / "cache")
+    locator = DataLocator(
+        folder, allow_download=False, cache_dir=tmp_path / "cache", datasets=SOURCES
+    )
     with pytest.raises(UserError, match="does not match its pinned checksum"):
         locator.require("mt-bench")
 
@@ -111,13 +126,15 @@ def test_download_fetches_and_verifies_into_the_cache(data_dir, tmp_path, monkey
         monkeypatch.setenv("TURNBENCH_DOWNLOAD_BASE_URL", f"http://127.0.0.1:{server.port}")
         monkeypatch.delenv("TURNBENCH_DATA_DIR", raising=False)
         cache = tmp_path / "cache"
-        found = DataLocator(None, cache_dir=cache).require("mt-bench")
+        found = mt_bench_files(None, cache_dir=cache)
         assert server.counts["file"] == 3
         assert (cache / "mt_bench/question.jsonl").read_bytes() == (
             data_dir / "mt_bench/question.jsonl"
         ).read_bytes()
         assert all(str(path).startswith(str(cache)) for path in found.values())
-        DataLocator(None, cache_dir=cache).require("mt-bench")  # present: nothing fetched
+        DataLocator(None, cache_dir=cache, datasets=SOURCES).require(
+            "mt-bench"
+        )  # present: nothing fetched
         assert server.counts["file"] == 3
 
 
@@ -149,7 +166,7 @@ def test_download_refuses_a_tampered_file(data_dir, tmp_path, monkeypatch):
         monkeypatch.setenv("TURNBENCH_DOWNLOAD_BASE_URL", f"http://127.0.0.1:{server.port}")
         monkeypatch.delenv("TURNBENCH_DATA_DIR", raising=False)
         with pytest.raises(UserError, match="nothing was saved"):
-            DataLocator(None, cache_dir=tmp_path / "cache").require("mt-bench")
+            mt_bench_files(None, cache_dir=tmp_path / "cache")
     assert not (tmp_path / "cache/mt_bench/question.jsonl").exists()
 
 
@@ -157,7 +174,7 @@ def test_missing_data_without_network_names_both_remedies(tmp_path, monkeypatch)
     monkeypatch.setenv("TURNBENCH_DOWNLOAD_BASE_URL", "http://127.0.0.1:9")  # nothing listens
     monkeypatch.delenv("TURNBENCH_DATA_DIR", raising=False)
     with pytest.raises(DataMissingError) as caught:
-        DataLocator(None, cache_dir=tmp_path / "cache").require("mt-bench")
+        mt_bench_files(None, cache_dir=tmp_path / "cache")
     message = caught.value.message
     assert "turnbench data download" in message and "--data-dir" in message
     assert "TURNBENCH_DATA_DIR" in message and "\n" not in message

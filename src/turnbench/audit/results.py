@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from turnbench import __version__
+from turnbench.audit.setup import AUDIT_KIND
 from turnbench.audit.stats import audit_numbers
 from turnbench.errors import UserError
 from turnbench.journal.runlog import RunLog
 
 if TYPE_CHECKING:
-    from turnbench.audit.run import PreparedAudit
+    from turnbench.audit.setup import PreparedAudit
 
 AUDIT_NAME = "audit.json"
-AUDIT_KIND = "judge-audit"
 AUDIT_SCHEMA_VERSION = 1
 
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from turnbench.audit.plan import (
     AuditPlan,
     PairProbe,
@@ -33,7 +31,14 @@ from turnbench.audit.plan import (
     single_task,
 )
 from turnbench.audit.probes import probe_suite
-from turnbench.audit.results import AUDIT_KIND, build_audit, write_audit
+from turnbench.audit.results import build_audit, write_audit
+from turnbench.audit.setup import (
+    AUDIT_KIND,
+    EMBEDDED_REASK_TOKENS,
+    AuditConfig,
+    AuditOptions,
+    PreparedAudit,
+)
 from turnbench.audit.thresholds import Threshold
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
@@ -41,94 +46,20 @@ from turnbench.backends.preflight import preflight
 from turnbench.backends.providers import display_endpoint
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
-from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
+from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
-from turnbench.engine.runner import Progress, RunContext, RunOutcome, execute
+from turnbench.engine.progress import Progress
+from turnbench.engine.runner import RunContext, RunOutcome, execute
 from turnbench.errors import ConfigDriftError, UserError
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.guard import guard_text, guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.options import JudgeOption
 from turnbench.specs import parse_spec
 from turnbench.store.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.types import SamplingConfig
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
-DEFAULTS = {"questions": None, "repeats": 3, "judge_max_tokens": 2048, "max_reasks": None}
-EMBEDDED_DEFAULTS = {"questions": 3, "repeats": 2, "judge_max_tokens": 48, "max_reasks": 0}
-EMBEDDED_REASK_TOKENS = 16
 Warn = Callable[[str], None]
-
-
-class AuditOptions(BaseModel):
-    """The options of `turnbench audit-judge` (None: the default, which for an embedded
-    judge is smaller)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    judge: JudgeOption
-    out: Path
-    benchmark: str = "mt-bench"
-    questions: int | None = Field(default=None, ge=2)
-    repeats: int | None = Field(default=None, ge=2, le=20)
-    parser: Literal["strict", "compat"] = "strict"
-    max_reasks: int | None = Field(default=None, ge=0)
-    judge_max_tokens: int | None = Field(default=None, ge=1)
-    reask_max_tokens: int | None = Field(default=None, ge=1)
-    judge_temperature: float = Field(default=0.0, ge=0)
-    judge_extra: dict[str, Any] = Field(default_factory=dict)
-    judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
-    concurrency: int | Literal["auto"] = 8
-    request_timeout: float = Field(default=600.0, gt=0)
-    max_attempts: int = Field(default=10, ge=1)
-    retry_max_time: float = Field(default=900.0, ge=0)
-    retry_initial_wait: float = Field(default=1.0, ge=0)
-    data_dir: Path | None = None
-    download: bool = True
-    seed: int = 0
-    resamples: int = Field(default=2000, ge=100)
-    fail_if: list[str] = Field(default_factory=list)
-
-    @property
-    def embedded(self) -> bool:
-        return self.judge.spec.startswith("local/")
-
-    def resolved(self, name: str) -> Any:
-        value = getattr(self, name)
-        if value is not None:
-            return value
-        return (EMBEDDED_DEFAULTS if self.embedded else DEFAULTS)[name]
-
-
-class AuditConfig(BaseModel):
-    """An audit's configuration as its log records it."""
-
-    kind: Literal["judge-audit"] = AUDIT_KIND
-    benchmark: str
-    judge: JudgeSettings
-    probes: str
-    prompt_versions: dict[str, str]
-    # free to change between invocations:
-    questions: list[str]
-    repeats: int
-    endpoints: dict[str, Any] = Field(default_factory=dict)
-    concurrency: int | str = 8
-
-    def identity(self) -> dict[str, Any]:
-        return self.model_dump(
-            mode="json", exclude={"questions", "repeats", "endpoints", "concurrency"}
-        )
-
-
-# -- preparation ----------------------------------------------------------------------------
-@dataclass
-class PreparedAudit:
-    options: AuditOptions
-    benchmark: Benchmark
-    plan: AuditPlan
-    settings: JudgeSettings
-    config: AuditConfig
-    thresholds: list[Threshold] = field(default_factory=list)
+EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 
 
 def _policy(options: AuditOptions) -> RetryPolicy:

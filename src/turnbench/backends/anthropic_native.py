@@ -243,7 +243,7 @@ class AnthropicBackend:
         prompt_cache: bool = True,
         role: str = "model",
     ) -> None:
-        from turnbench.backends.factory import display_url
+        from turnbench.backends.urls import display_url
 
         self._sdk = import_sdk()
         self.spec = spec

@@ -24,19 +24,12 @@ from turnbench.backends.endpoints import Endpoint
 from turnbench.backends.keys import EndpointKey
 from turnbench.backends.openai_compat import OpenAICompatBackend
 from turnbench.backends.retry import RetryPolicy
+from turnbench.backends.urls import normalize_endpoint as normalize_endpoint
 
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 AZURE_KEY_ENV = "AZURE_OPENAI_API_KEY"
 AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 AZURE_API_VERSION_ENV = "AZURE_OPENAI_API_VERSION"
-
-
-def normalize_endpoint(endpoint: str) -> str:
-    """The resource URL without a trailing slash or /openai (the SDK appends /openai)."""
-    endpoint = endpoint.strip().rstrip("/")
-    if endpoint.endswith("/openai"):
-        endpoint = endpoint[: -len("/openai")]
-    return endpoint
 
 
 class AzureOpenAIBackend(OpenAICompatBackend):

@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from turnbench.backends.urls import check_base_url, display_url, endpoint_id, same_endpoint
+from turnbench.backends.urls import (
+    check_base_url,
+    display_url,
+    endpoint_id,
+    normalize_endpoint,
+    same_endpoint,
+)
 from turnbench.errors import UserError
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -32,7 +38,6 @@ def _same(url: str) -> str:
 
 
 def _azure_resource(url: str) -> str:
-    from turnbench.backends.azure import normalize_endpoint
 
     return normalize_endpoint(url)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from turnbench.backends.base import Backend
-from turnbench.backends.factory import BackendOptions
 from turnbench.backends.keys import ANTHROPIC_RULE, AZURE_RULE, KeyRule, resolve_endpoint_keys
+from turnbench.backends.options import BackendOptions
 from turnbench.errors import UserError
 from turnbench.specs import ModelSpec
 
@@ -32,7 +32,7 @@ class Endpoint:
 
     @property
     def shown(self) -> str:
-        from turnbench.backends.factory import display_url
+        from turnbench.backends.urls import display_url
 
         return display_url(self.base_url) or ""
 
@@ -53,7 +53,8 @@ def anthropic_base_url(spec: ModelSpec, options: BackendOptions) -> str | None:
 def azure_base_url(spec: ModelSpec, options: BackendOptions) -> str | None:
     """The Azure resource endpoint: the base URL named for this role, else
     $AZURE_OPENAI_ENDPOINT (None when neither is set)."""
-    from turnbench.backends.azure import AZURE_ENDPOINT_ENV, normalize_endpoint
+    from turnbench.backends.azure import AZURE_ENDPOINT_ENV
+    from turnbench.backends.urls import normalize_endpoint
 
     endpoint = _single_base_url(spec, options) or os.environ.get(AZURE_ENDPOINT_ENV) or None
     return normalize_endpoint(endpoint) if endpoint else None
@@ -63,7 +64,8 @@ def display_endpoint(spec: ModelSpec, options: BackendOptions) -> str | None:
     """Where requests for `spec` go, safe to record (no credentials), for every provider;
     None for local models. The provider-aware replacement for
     display_url(resolve_base_url(...)), which only knows OPENAI_BASE_URL."""
-    from turnbench.backends.factory import display_url, resolve_base_url, resolve_base_urls
+    from turnbench.backends.options import resolve_base_url, resolve_base_urls
+    from turnbench.backends.urls import display_url
 
     if spec.provider == "anthropic":
         from turnbench.backends.anthropic_native import ANTHROPIC_BASE_URL

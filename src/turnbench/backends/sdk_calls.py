@@ -91,11 +91,6 @@ def redactor(secret: str | None) -> Callable[[str], str]:
     return redact
 
 
-def status_of(error: BaseException) -> int | None:
-    status = getattr(error, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
 def error_detail(error: BaseException, redact: Callable[[str], str]) -> str:
     """The server's own message for an SDK error, redacted and shortened."""
     message = getattr(error, "message", None) or str(error)

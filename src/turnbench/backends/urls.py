@@ -130,3 +130,11 @@ def target(url: str) -> Target:
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
     return Target(base, parts.query, user, password)
+
+
+def normalize_endpoint(endpoint: str) -> str:
+    """An Azure resource URL without a trailing slash or /openai (the SDK appends /openai)."""
+    endpoint = endpoint.strip().rstrip("/")
+    if endpoint.endswith("/openai"):
+        endpoint = endpoint[: -len("/openai")]
+    return endpoint

@@ -27,12 +27,11 @@ from turnbench.backends.anthropic_native import (
     sampling_fields,
     to_completion,
 )
-from turnbench.backends.factory import display_url
 from turnbench.backends.keys import ANTHROPIC_RULE, key_flag
 from turnbench.backends.replies import Redactor, short_detail
 from turnbench.backends.retry import RetryPolicy
 from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
-from turnbench.backends.urls import url_secrets
+from turnbench.backends.urls import display_url, url_secrets
 from turnbench.batch.base import (
     BatchCounts,
     BatchHandle,

@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
+from turnbench.benchmarks.datafiles import DEFAULT_BASE_URL, DataFile
 from turnbench.errors import UserError
 
 
@@ -35,6 +36,12 @@ def _exported(package: str) -> type[Benchmark] | None:
 def builtin_benchmarks() -> dict[str, type[Benchmark]]:
     found = [cls for cls in map(_exported, _packages()) if cls is not None]
     return {cls.name: cls for cls in sorted(found, key=lambda cls: cls.name)}
+
+
+def load_sources() -> tuple[str, dict[str, list[DataFile]]]:
+    """The download base URL and the data files of every built-in benchmark, by name."""
+    datasets = {name: cls.data_files() for name, cls in builtin_benchmarks().items()}
+    return DEFAULT_BASE_URL, {name: files for name, files in datasets.items() if files}
 
 
 def _import_reference(reference: str) -> type[Benchmark]:
@@ -95,7 +102,7 @@ def benchmark_class(reference: str) -> type[Benchmark]:
             )
         from turnbench.benchmarks.custom import benchmark_from_file
 
-        return benchmark_from_file(path)
+        return benchmark_from_file(path, reserved=builtin)
     if ":" in reference and not _looks_like_path(reference):
         return _import_reference(reference)
     if _looks_like_path(reference):
@@ -107,4 +114,10 @@ def benchmark_class(reference: str) -> type[Benchmark]:
     )
 
 
-__all__ = ["Benchmark", "BenchmarkSettings", "benchmark_class", "builtin_benchmarks"]
+__all__ = [
+    "Benchmark",
+    "BenchmarkSettings",
+    "benchmark_class",
+    "builtin_benchmarks",
+    "load_sources",
+]

@@ -57,10 +57,6 @@ def texts_sha256(turns: Mapping[SampleId, Mapping[int, str]]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def planned_turns(benchmark: Benchmark) -> list[tuple[SampleId, int]]:
-    return [(s.id, t) for s in benchmark.samples for t in s.judged_turns()]
-
-
 def missing_turns(
     turns: Mapping[SampleId, Mapping[int, str]], planned: Iterable[tuple[SampleId, int]]
 ) -> str:

@@ -34,14 +34,6 @@ class DataFile:
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 
 
-def load_sources() -> tuple[str, dict[str, list[DataFile]]]:
-    """The download base URL and the data files of every built-in benchmark, by name."""
-    from turnbench.benchmarks import builtin_benchmarks
-
-    datasets = {name: cls.data_files() for name, cls in builtin_benchmarks().items()}
-    return DEFAULT_BASE_URL, {name: files for name, files in datasets.items() if files}
-
-
 def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
@@ -78,11 +70,12 @@ class DataLocator:
 
     @property
     def datasets(self) -> dict[str, list[DataFile]]:
-        """Every built-in benchmark's files, by name (with those `require_files` was given).
-        Read on first use: that imports every benchmark package, which a run of one
-        benchmark, giving its own files, never needs."""
+        """The data files it was given by benchmark name (`turnbench data` gives every
+        built-in benchmark's: `turnbench.benchmarks.load_sources`), with those
+        `require_files` was asked for. A run of one benchmark gives none: it names its own
+        files, and reading every benchmark's would import every benchmark package."""
         if self._datasets is None:
-            self._datasets = {**self._added, **load_sources()[1]}
+            return self._added
         return self._datasets
 
     def search_dirs(self) -> list[tuple[str, Path]]:

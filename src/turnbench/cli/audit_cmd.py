@@ -78,7 +78,7 @@ def audit_judge(ctx: typer.Context, **params: Any) -> None:
     """Measure a judge's biases (position, verbosity, manipulation, stability) with a fixed
     probe suite judged by the benchmark's own prompts; writes OUT/audit.json."""
     from turnbench.audit.run import AuditOptions, run_audit
-    from turnbench.backends.factory import parse_concurrency
+    from turnbench.backends.options import parse_concurrency
     from turnbench.textio import describe_validation_error
 
     argv = ctx.obj.get("argv") if isinstance(ctx.obj, dict) else None

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from turnbench.benchmarks import load_sources
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.cli.app import data_app
 from turnbench.cli.terminal import cell, console, shown
@@ -25,7 +26,7 @@ def download(
     """Fetch the pinned upstream files into the user cache and verify their sha256."""
     import urllib.error
 
-    locator = DataLocator()
+    locator = DataLocator(datasets=load_sources()[1])
     names = benchmark or sorted(locator.datasets)
     out = console()
     for name in names:
@@ -53,7 +54,7 @@ def status(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
 ) -> None:
     """Where each data file is found and whether its checksum matches."""
-    locator = DataLocator(data_dir, allow_download=False)
+    locator = DataLocator(data_dir, allow_download=False, datasets=load_sources()[1])
     table = Table(title="turnbench data files", title_justify="left")
     for column in ("benchmark", "file", "found in", "sha256"):
         table.add_column(column)

@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from turnbench.backends.factory import parse_concurrency
+from turnbench.backends.options import parse_concurrency
 from turnbench.cli.app import app
 from turnbench.cli.flags import FLAGS, group_judges, make_command, parse_json_object
 from turnbench.cli.output import print_estimate, print_results, print_warning

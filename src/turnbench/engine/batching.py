@@ -56,7 +56,7 @@ from turnbench.batch.base import (
     BatchSubmitUncertainError,
     batch_custom_id,
 )
-from turnbench.engine.runner import Progress
+from turnbench.engine.progress import Progress
 from turnbench.errors import FatalBackendError, RequestFailedError
 from turnbench.journal.runlog import RunLog
 from turnbench.record_keys import batch_event_key

@@ -26,6 +26,8 @@ from turnbench.judging.judge import Judge
 from turnbench.prices import PER, ModelPrice, PriceTable
 from turnbench.types import Message, RequestParams, Usage
 
+CHARS_PER_TOKEN = 4  # rough estimate for --dry-run and missing usage (no tokenizer download)
+
 MESSAGE_OVERHEAD = 4  # tokens a chat format adds per message (bounds OpenAI's and Anthropic's)
 REPLY_PRIMING = 3
 UNLIMITED_COMPLETION = 32_768  # the bound used when a request sets no token limit

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from turnbench.engine.costs import CHARS_PER_TOKEN
 from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.runner import RunContext
@@ -35,7 +36,6 @@ from turnbench.samples import AnswerSet, Pair, Sample
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]
 Judging = Literal["single", "pairwise", "pairwise-all"]
-CHARS_PER_TOKEN = 4  # rough estimate for --dry-run (no tokenizer download needed)
 PAIRWISE_MODES = ("pairwise", "pairwise-all")
 
 

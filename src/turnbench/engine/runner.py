@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from turnbench.backends.base import Backend
+from turnbench.engine.costs import CHARS_PER_TOKEN, CostMeter
+from turnbench.engine.progress import Progress
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
 from turnbench.journal.gcpause import collector_paused_with_sweeps
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
@@ -35,7 +37,6 @@ from turnbench.types import (
 
 if TYPE_CHECKING:
     from turnbench.engine.batching import BatchQueue
-    from turnbench.engine.costs import CostMeter
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
@@ -46,21 +47,6 @@ if TYPE_CHECKING:
 SAME_REQUEST = "same-request"
 #: jobs started before the event loop gets to connect and send (execute)
 START_SLICE = 16
-
-
-class Progress:
-    """No-op progress sink; the terminal display subclasses it."""
-
-    def start(self, totals: dict[str, int], done: dict[str, int]) -> None: ...
-
-    def advance(self, stage: str, outcome: str = "ok") -> None:
-        """`outcome`: "ok", "failed" (request failed after retries) or "unparseable"."""
-
-    def stop(self) -> None: ...
-
-    def batch_state(self, stage: str, role: str, state: str | None) -> None:
-        """What the provider batches of one role ("model" or a judge) doing a stage's work
-        are doing ("batch batch_0001 in_progress 120/500"), or None when none is open."""
 
 
 @dataclass
@@ -443,8 +429,6 @@ class RunContext:
         the reply when no valid completion count came with it). `exchanges`: each reply
         with the characters of the request it answered. Said once per run.
         """
-        from turnbench.engine.dialogue import CHARS_PER_TOKEN  # (dialogue imports this module)
-
         total = 0
         for prompt_chars, completion in exchanges:
             usage = completion.usage

@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.text import Text
 
 from turnbench.backends.base import Backend
-from turnbench.engine.runner import Progress as ProgressSink
+from turnbench.engine.progress import Progress as ProgressSink
 
 
 def _tokens(count: int) -> str:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, Sample
 from turnbench.errors import UserError
-from turnbench.types import AnswerRecord, LogRecord
 
 
 @dataclass
@@ -33,19 +32,6 @@ class DialogueText:
 
 
 Texts = dict[str, DialogueText]
-
-
-def texts_from_log(records: list[LogRecord], into: Texts | None = None) -> Texts:
-    texts: Texts = {} if into is None else into
-    for record in records:
-        if not isinstance(record, AnswerRecord) or not record.messages:
-            continue
-        sample = str(record.sample_id)
-        text = texts.setdefault(sample, DialogueText(sample))
-        users = [m["content"] for m in record.messages if m.get("role") == "user"]
-        for turn, question in enumerate(users, start=1):
-            text.questions.setdefault(turn, question)
-    return texts
 
 
 def texts_from_samples(samples: list[Sample]) -> Texts:

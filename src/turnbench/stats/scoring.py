@@ -13,13 +13,6 @@ def mean(values: Iterable[float]) -> float | None:
     return sum(items) / len(items) if items else None
 
 
-def grouped_means(pairs: Iterable[tuple[Hashable, float]]) -> dict:
-    groups: dict = defaultdict(list)
-    for key, value in pairs:
-        groups[key].append(value)
-    return {key: sum(values) / len(values) for key, values in groups.items()}
-
-
 def bootstrap_mean_ci(
     clusters: Sequence[Sequence[float]],
     *,

@@ -11,7 +11,7 @@ The other functions build the extra results keys: `by_judge`, `repeats`,
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -240,15 +240,3 @@ def flagged_answers(
                 }
             )
     return found
-
-
-def answers_of(records: Mapping[str, Any], model: str) -> AnswerLookup:
-    """A lookup of a model's recorded answers from the log's done-index."""
-    from turnbench.record_keys import answer_key
-    from turnbench.types import AnswerRecord
-
-    def lookup(sample_id: SampleId, turn: int) -> str | None:
-        record = records.get(answer_key(model, sample_id, turn))
-        return record.text if isinstance(record, AnswerRecord) else None
-
-    return lookup

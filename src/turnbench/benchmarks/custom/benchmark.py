@@ -8,7 +8,7 @@ directory is refused like any other change of settings).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -224,12 +224,11 @@ class CustomBenchmark(Benchmark):
         )
 
 
-def benchmark_from_file(path: Path) -> type[CustomBenchmark]:
-    """The benchmark a file defines, validated, as a class bound to the file."""
-    from turnbench.benchmarks import builtin_benchmarks
-
+def benchmark_from_file(path: Path, reserved: Iterable[str] = ()) -> type[CustomBenchmark]:
+    """The benchmark a file defines, validated, as a class bound to the file; `reserved`:
+    the names it may not take (the built-in benchmarks')."""
     path = path.expanduser().resolve()
-    spec = load_spec(path, reserved=builtin_benchmarks())
+    spec = load_spec(path, reserved=reserved)
     attributes = {
         "spec": spec,
         "path": path,
