@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from turnbench.backends.options import parse_concurrency
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.keys import resolve_endpoint_keys
+from turnbench.backends.options import parse_concurrency
 from turnbench.backends.urls import display_url, same_endpoint, target, url_secrets
 from turnbench.errors import UserError
 

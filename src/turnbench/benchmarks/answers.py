@@ -17,15 +17,31 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from turnbench.benchmarks.base import AnswerSet, Benchmark, Sample
 from turnbench.benchmarks.datafiles import sha256_file
 from turnbench.errors import UserError
 from turnbench.journal.runlog import LOG_NAME, read_records
+from turnbench.samples import AnswerSet, Sample
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 from turnbench.types import AnswerRecord, SampleId
+
+
+class AnswerReader(Protocol):
+    """A benchmark as its answer sources need it (`turnbench.benchmarks.base.Benchmark` is
+    one; named here so the base class can use this module's generic reader)."""
+
+    name: str
+    sample_noun: str
+
+    @property
+    def samples(self) -> list[Sample]: ...
+
+    def all_samples(self) -> list[Sample]: ...
+
+    def load_answer_file(self, path: Path) -> AnswerSet: ...
 
 
 def is_run_dir(path: Path) -> bool:
@@ -68,7 +84,7 @@ def missing_turns(
     return f"{len(missing)} planned turn(s): {shown}" + (" ..." if len(missing) > 12 else "")
 
 
-def run_answer_sets(path: Path, benchmark: Benchmark) -> list[AnswerSet]:
+def run_answer_sets(path: Path, benchmark: AnswerReader) -> list[AnswerSet]:
     """One answer set per model of an earlier run; every planned turn must be answered."""
     known = {s.id for s in benchmark.all_samples()}
     records, _ = read_records(path / LOG_NAME)
@@ -96,7 +112,7 @@ def run_answer_sets(path: Path, benchmark: Benchmark) -> list[AnswerSet]:
     return sets
 
 
-def load_answer_sets(benchmark: Benchmark, path: Path) -> list[AnswerSet]:
+def load_answer_sets(benchmark: AnswerReader, path: Path) -> list[AnswerSet]:
     """Every answer set `--answers PATH` names; two sources naming one model are refused."""
     sets: list[AnswerSet] = []
     for source in answer_sources(path):

@@ -23,12 +23,14 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
+from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.datafiles import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
@@ -38,6 +40,7 @@ from turnbench.samples import JudgeTask as JudgeTask
 from turnbench.samples import Pair as Pair
 from turnbench.samples import Sample as Sample
 from turnbench.samples import Turn as Turn
+from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import Message, RequestParams, SamplingConfig
 
 ParserTable = Mapping[VerdictKind, Mapping[ParserMode, str]]
@@ -265,18 +268,19 @@ class Benchmark(ABC):
         entries = cls.data_files()
         return locator.require_files(cls.name, entries) if entries else {}
 
-    @property
-    @abstractmethod
-    def samples(self) -> list[Sample]:
-        """The planned samples (after --limit), in order."""
-
     def all_samples(self) -> list[Sample]:
-        """Every sample of the data (the planned ones are a subset); for reports."""
-        return self.samples
+        """Every sample of the data, in order (the planned ones are a subset; reports show
+        them all). A benchmark defines this, or `samples` itself."""
+        raise NotImplementedError(f"{type(self).__name__} defines neither all_samples nor samples")
 
-    @property
-    def history(self) -> History:
-        return "golden"
+    @cached_property
+    def samples(self) -> list[Sample]:
+        """The planned samples: the first --limit of each group of `all_samples`."""
+        return select_first(self.all_samples(), self.settings.limit)
+
+    #: the history a later turn is asked with: "golden" (the dataset's answers to earlier
+    #: turns) or "self" (the model's own); a benchmark whose option chooses overrides it
+    history: History = "golden"
 
     # -- asking the model ------------------------------------------------------------------
     def answer_params(self, sample: Sample) -> RequestParams:
@@ -331,9 +335,21 @@ class Benchmark(ABC):
         parser = self.parsers[task.kind][self.settings.parser]
         return standard_format(task.kind, parser, items=task.items, weights=task.weights)
 
-    @abstractmethod
     def prompt_versions(self) -> dict[str, str]:
-        """Names and versions of the judge prompts and parser (part of the run identity)."""
+        """Names and versions of the judge prompts and parser (part of the run identity:
+        a resumed run refuses other ones). By default, the prompt names the first sample's
+        judge requests carry (change the name when the text changes) and the parsers."""
+        sample = self.samples[0] if self.samples else None
+        names: list[str] = []
+        if sample is not None:
+            for turn in sample.judged_turns():
+                earlier = [(t.user, t.golden or "") for t in sample.turns[: turn - 1]]
+                names += [task.prompt_name for task in self.judge_tasks(sample, turn, earlier, "")]
+        parsers = self.parsers[self.verdict_kind]
+        return {
+            "judge_prompts": ",".join(dict.fromkeys(names)),
+            "parser": parsers[self.settings.parser],
+        }
 
     def pairwise_prompt_versions(self) -> dict[str, str]:
         return self.prompt_versions()
@@ -346,19 +362,42 @@ class Benchmark(ABC):
         return None
 
     # -- answer files ----------------------------------------------------------------------
-    @abstractmethod
     def load_answer_file(self, path: Path) -> AnswerSet:
-        """One answer file (one model, named after the file), validated."""
+        """One answer file (one model, named after the file), validated; by default the
+        generic `{"id", "turn", "answer"}` lines, one per judged turn."""
+        return load_turn_answers(
+            path,
+            {sample.id: sample for sample in self.all_samples()},
+            [(sample.id, turn) for sample in self.samples for turn in sample.judged_turns()],
+            unknown_id=lambda sample_id: f"id {sample_id!r} is not a {self.name} sample",
+            not_judged=lambda sample, turn: f"turn {turn} of {sample.id} is not judged",
+            answered=Sample.asked_turns if self.history == "self" else Sample.judged_turns,
+        )
 
     # -- results ---------------------------------------------------------------------------
     def describe(self, sample: Sample) -> dict[str, Any]:
         """How results name a sample (e.g. in `parse_failures`)."""
         return {"sample_id": sample.id}
 
-    @abstractmethod
     def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
         """This benchmark's score tables for one model (unrounded): at least `overall` and
-        `overall_ci95`; may add `counts` entries under the key `counts`."""
+        `overall_ci95`; may add `counts` entries under the key `counts`. By default the mean
+        score of the scored turns with a bootstrap interval over samples, and the mean of
+        each group as `by_<group_kind>`."""
+        scored = [(j.sample, j.score) for j in judged if j.score is not None]
+        groups = list(dict.fromkeys(sample.group for sample in self.samples))
+        clusters: dict[object, list[float]] = {}
+        for sample, score in scored:
+            clusters.setdefault(sample.id, []).append(score)
+        interval = bootstrap_mean_ci(list(clusters.values()))
+        return {
+            "overall": mean(score for _, score in scored),
+            "overall_ci95": list(interval) if interval is not None else None,
+            f"by_{self.group_kind}": {
+                group: mean(score for sample, score in scored if sample.group == group)
+                for group in groups
+            },
+        }
 
     def results_header(self) -> dict[str, Any]:
         """Keys shown right after `benchmark`/`model`/`judge`/`complete` (e.g. options)."""
