@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
+from turnbench.benchmarks.options import option_flags
 from turnbench.engine.dialogue import Estimate
 from turnbench.engine.progress import Progress
 from turnbench.errors import UserError
@@ -55,7 +56,15 @@ def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOp
         if not issubclass(benchmark, Benchmark):
             raise UserError(f"benchmark={benchmark!r} is not a turnbench Benchmark subclass")
         reference = f"{benchmark.__module__}:{benchmark.__qualname__}"
-    for key in ("out", "answers", "data_dir", "reference_file"):
+    given = dict(values.pop("benchmark_options", None) or {})
+    for flag in option_flags():  # a benchmark option by its flag's name: context="self"
+        if flag.name in values:
+            value = values.pop(flag.name)
+            if flag.name in given and given[flag.name] != value:
+                raise UserError(f"{flag.name}= and benchmark_options[{flag.name!r}] disagree")
+            given[flag.name] = value
+    values["benchmark_options"] = given
+    for key in ("out", "answers", "data_dir"):
         if isinstance(values.get(key), str):
             values[key] = Path(values[key])
     if isinstance(values.get("model_base_url"), str):

@@ -52,10 +52,8 @@ class EvalOptions:
     download: bool = True
     # what
     limit: int | None = Field(default=None, ge=1)
-    context: str | None = None
-    reference_mode: str | None = None
-    history_format: str | None = None
-    reference_file: Path | None = None
+    #: the benchmark's own options (`-B key=value`), checked by the benchmark's options model
+    benchmark_options: dict[str, Any] = Field(default_factory=dict)
     # answer requests
     system_prompt: str | None = None
     max_new_tokens: int | None = Field(default=None, ge=1)
@@ -116,16 +114,6 @@ class EvalOptions:
         if self.max_reasks is not None:
             return self.max_reasks
         return 2 if self.parser == "strict" else 0
-
-    def benchmark_options(self) -> dict[str, Any]:
-        """The benchmark-specific settings that were given (the benchmark checks them)."""
-        given = {
-            "context": self.context,
-            "reference_mode": self.reference_mode,
-            "history_format": self.history_format,
-            "reference_file": self.reference_file,
-        }
-        return {name: value for name, value in given.items() if value is not None}
 
 
 def build_options(**values: Any) -> EvalOptions:

@@ -213,7 +213,7 @@ class Session:
                 parser=options.parser,
                 limit=options.limit,
                 answer=answer_sampling,
-                options=options.benchmark_options(),
+                options=dict(options.benchmark_options),
             ),
         )
         answer_sets = []

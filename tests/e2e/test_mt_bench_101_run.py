@@ -341,3 +341,40 @@ def test_judge_only_accepts_an_earlier_run_directory(env, tmp_path, data):
     model = results["models"]["openai/model-under-test"]
     assert model["counts"]["judged"] == 30
     assert model["by_task"] == expected_scores(data)[0]
+
+
+def _canonical(requests: list[dict]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True) for r in requests)
+
+
+def test_benchmark_option_flag_equals_its_own_flag(env, tmp_path, data):
+    """`-B context=self` is `--context self`: the same requests, the same results."""
+    runs = {}
+    for name, extra in (("flag", ("--context", "self")), ("dash-b", ("-B", "context=self"))):
+        out = tmp_path / name
+        with make_server(data) as server:
+            done = run_cli(run_args(server, out, *extra), env)
+            requests = list(server.requests)
+        assert done.returncode == 0, done.stderr
+        results = json.loads((out / "results.json").read_text())
+        runs[name] = (_canonical(requests), results)
+    (flag_requests, flag_results), (b_requests, b_results) = runs["flag"], runs["dash-b"]
+    assert b_requests == flag_requests
+    assert b_results["context"] == flag_results["context"] == "self"
+    assert b_results["provenance"]["options"] == flag_results["provenance"]["options"]
+    assert b_results["by_task"] == flag_results["by_task"]
+    assert b_results["overall"] == flag_results["overall"]
+
+
+def test_benchmark_option_errors_name_the_option(env, tmp_path, data):
+    with make_server(data) as server:
+        wrong = run_cli(run_args(server, tmp_path / "a", "-B", "context=mine"), env)
+        unknown = run_cli(run_args(server, tmp_path / "b", "-B", "colour=red"), env)
+        clash = run_cli(run_args(server, tmp_path / "c", "-B", "context=self", "--context",
+                                 "golden"), env)  # fmt: skip
+        assert server.requests == []
+    assert wrong.returncode == 2 and "--context 'mine' is not one of: golden, self" in wrong.stderr
+    assert unknown.returncode == 2 and "mt-bench-101 has no option --colour" in unknown.stderr
+    assert clash.returncode == 2 and "disagree" in clash.stderr
+    for done in (wrong, unknown, clash):
+        assert "Traceback" not in done.stderr

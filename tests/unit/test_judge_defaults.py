@@ -42,4 +42,4 @@ def test_judge_temperature_defaults_to_the_benchmarks(cls, options, expected):
 
 def test_an_option_the_benchmark_does_not_have_is_refused():
     with pytest.raises(UserError, match="toy-bench has no option --history-format"):
-        judge_temperature(ToyBench, history_format="flat")
+        judge_temperature(ToyBench, benchmark_options={"history_format": "flat"})

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.datafiles import DataFile, DataLocator
+from turnbench.benchmarks.options import BenchmarkOptions, validate_options
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
 from turnbench.samples import AnswerSet as AnswerSet
@@ -223,7 +224,8 @@ class Benchmark(ABC):
     supports_pairwise: ClassVar[bool] = False
     comparison: ClassVar[ComparisonRule] = ComparisonRule()
     report: ClassVar[ReportSpec] = ReportSpec()
-    option_names: ClassVar[frozenset[str]] = frozenset()
+    #: its own options (`-B key=value`, `benchmark_options=`), a pydantic model
+    options_model: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
     #: extra export formats its runs support (`turnbench export --format`): "fastchat" for
     #: benchmarks whose samples are FastChat questions of `turns_per_sample` turns
     exports: ClassVar[tuple[str, ...]] = ()
@@ -247,10 +249,7 @@ class Benchmark(ABC):
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         self.files = files
         self.settings = settings
-        unknown = sorted(set(settings.options) - self.option_names)
-        if unknown:
-            flags = ", ".join("--" + name.replace("_", "-") for name in unknown)
-            raise UserError(f"{self.name} has no option {flags}")
+        settings.options = validate_options(self.name, self.options_model, settings.options)
         if settings.parser not in ("strict", "compat"):
             raise UserError(f"unknown parser {settings.parser!r} (use strict or compat)")
 

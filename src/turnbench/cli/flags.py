@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from turnbench.benchmarks.options import option_flags
 from turnbench.errors import UserError
 from turnbench.options import JudgeOption
 
@@ -121,15 +122,9 @@ FLAGS: tuple[Flag, ...] = (
          help="parsed: the rating the judge wrote; weighted: the expected rating from the "
          "reply's log probabilities (continuous, fewer ties; falls back to parsed, counted, "
          "where the server returns none).")),
-    Flag("context", Literal["golden", "self"] | None, None, _opt("--context", help="MT-Bench-101: "
-         "history the model sees (default golden).")),
-    Flag("reference_mode", Literal["compat", "golden-answer"] | None, None, _opt(
-         "--reference-mode", help="MT-Bench-101 MR/GR reference (default compat).")),
-    Flag("history_format", Literal["chat", "flat"] | None, None, _opt("--history-format",
-         help="StructFlowBench: earlier turns as chat messages (chat, the default) or "
-         "flattened into one user message as the reference sends them (flat).")),
-    Flag("reference_file", Path | None, None, _opt("--reference-file", help="MT-Bench: answer "
-         "file whose entries replace the official reference answers.")),
+    Flag("benchmark_option", list[str] | None, None, _opt("--benchmark-option", "-B", help="A "
+         "benchmark option as key=value (repeatable), e.g. -B context=self for MT-Bench-101; "
+         "docs/benchmarks.md lists each benchmark's.", metavar="KEY=VALUE"), cli_only=True),
     Flag("dry_run", bool, False, _opt("--dry-run", help="Print what would be requested (counts, "
          "estimated tokens) and send nothing."), cli_only=True),
     Flag("allow_new_judge", bool, False, _opt("--allow-new-judge", help="Resume with a different "
@@ -210,6 +205,19 @@ AUDIT_FLAGS: tuple[Flag, ...] = (
     Flag("seed", int, 0, _opt("--seed", help="Seed of the bootstrap intervals.")),
     Flag("resamples", int, 2000, _opt("--resamples", min=100, help="Bootstrap resamples.")),
 )  # fmt: skip
+
+
+def _benchmark_flags() -> tuple[Flag, ...]:
+    """The flags the benchmark packages declare for their options (`--context`, ...): each
+    is a shorthand for `-B name=value`."""
+    return tuple(
+        Flag(item.name, item.annotation, None, _opt(item.flag, help=item.help), cli_only=True)
+        for item in option_flags()
+    )
+
+
+FLAGS = FLAGS + _benchmark_flags()
+BENCHMARK_FLAG_NAMES = frozenset(item.name for item in option_flags())
 
 
 def flags_signature(flags: Sequence[Flag]) -> inspect.Signature:

@@ -16,8 +16,15 @@ import typer
 from rich.console import Console
 
 from turnbench.backends.options import parse_concurrency
+from turnbench.benchmarks.options import parse_assignments
 from turnbench.cli.app import app
-from turnbench.cli.flags import FLAGS, group_judges, make_command, parse_json_object
+from turnbench.cli.flags import (
+    BENCHMARK_FLAG_NAMES,
+    FLAGS,
+    group_judges,
+    make_command,
+    parse_json_object,
+)
 from turnbench.cli.output import print_estimate, print_results, print_warning
 from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
@@ -74,7 +81,22 @@ def options_from_flags(ctx: typer.Context, params: dict[str, Any]) -> EvalOption
         if values.get(name) is not None:
             values[name] = parse_concurrency(values[name], "--" + name.replace("_", "-"))
     values["download"] = not params.get("no_download", False)
+    values["benchmark_options"] = benchmark_options_from_flags(params)
     return build_options(**{k: v for k, v in values.items() if v is not None})
+
+
+def benchmark_options_from_flags(params: dict[str, Any]) -> dict[str, Any]:
+    """`-B key=value` and the benchmarks' own flags (`--context self`) as one dict."""
+    options: dict[str, Any] = parse_assignments(params.get("benchmark_option") or [])
+    for name in sorted(BENCHMARK_FLAG_NAMES):
+        value = params.get(name)
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name in options and str(options[name]) != str(value):
+            raise UserError(f"{flag} {value} and -B {name}={options[name]} disagree")
+        options[name] = value
+    return options
 
 
 def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:

@@ -145,7 +145,11 @@ def input_digest(
     if benchmark_module.partition(".")[0] != "turnbench":
         return None
     try:
-        named = {"reference_file": options.reference_file, "prices": options.prices}
+        reference = options.benchmark_options.get("reference_file")
+        named = {
+            "reference_file": Path(reference) if reference is not None else None,
+            "prices": options.prices,
+        }
         side_files = {
             name: _input_file_sha256(path) for name, path in named.items() if path is not None
         }

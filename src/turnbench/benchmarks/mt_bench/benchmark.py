@@ -47,6 +47,7 @@ from turnbench.benchmarks.mt_bench.data import (
     load_questions,
     load_references,
 )
+from turnbench.benchmarks.mt_bench.options import MTBenchOptions
 from turnbench.benchmarks.mt_bench.prompts import (
     REFERENCE_CATEGORIES,
     judge_prompt_name,
@@ -102,7 +103,7 @@ class MTBench(Benchmark):
     }
     supports_pairwise = True
     comparison = ComparisonRule(combine="mean", overall="mean", need_complete=False)
-    option_names = frozenset({"reference_file"})
+    options_model = MTBenchOptions
     exports = ("fastchat",)
     results_model = MTBenchTables
     turns_per_sample = 2

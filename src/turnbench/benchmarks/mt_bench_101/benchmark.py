@@ -47,6 +47,7 @@ from turnbench.benchmarks.mt_bench_101.data import (
     load_dialogues,
     load_judge_texts,
 )
+from turnbench.benchmarks.mt_bench_101.options import MTBench101Options
 from turnbench.benchmarks.mt_bench_101.prompts import ReferenceMode, judge_messages, reference_text
 from turnbench.benchmarks.mt_bench_101.scoring import (
     TASK_CODES,
@@ -115,7 +116,7 @@ class MTBench101(Benchmark):
     }
     default_max_new_tokens = 4096  # the reference example's max_out_len; 1024 cuts answers
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
-    option_names = frozenset({"context", "reference_mode"})
+    options_model = MTBench101Options
     results_model = MTBench101Tables
     folder_layout = (
         FolderFile(DIALOGUES, ("mtbench101.jsonl",)),

@@ -49,6 +49,7 @@ from turnbench.benchmarks.structflowbench.data import (
     load_dialogues,
     load_judge_prompt,
 )
+from turnbench.benchmarks.structflowbench.options import StructFlowBenchOptions
 from turnbench.benchmarks.structflowbench.prompts import flat_generation_message, judge_message
 from turnbench.benchmarks.structflowbench.scoring import (
     CONSTRAINT_TYPES,
@@ -110,7 +111,7 @@ class StructFlowBench(Benchmark):
     }
     default_max_new_tokens = 4096  # the reference sends no limit; long writing tasks need room
     comparison = ComparisonRule(combine="mean", overall="mean", score_range=(0.0, 1.0))
-    option_names = frozenset({"history_format"})
+    options_model = StructFlowBenchOptions
     results_model = StructFlowBenchTables
     importers: ClassVar[Mapping[str, str]] = {
         "structflowbench": "turnbench.benchmarks.structflowbench.importer:read_evaluations"
