@@ -25,11 +25,9 @@ from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.engine.dialogue import Estimate, Work
-from turnbench.engine.preload import call_in_background, import_in_background
 from turnbench.engine.progress import Progress
 from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
-from turnbench.journal.gcpause import collector_paused
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
@@ -47,7 +45,6 @@ from turnbench.store.uptodate import (
 from turnbench.types import SamplingConfig
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
 
     from turnbench.engine.batching import BatchQueue
     from turnbench.engine.costs import CostMeter
@@ -219,8 +216,7 @@ class Session:
         answer_sets = []
         if self.mode == "judge":
             assert options.answers is not None
-            with collector_paused():  # many answers, no cycles
-                answer_sets = load_answer_sets(benchmark, options.answers)
+            answer_sets = load_answer_sets(benchmark, options.answers)
         work = Work(
             benchmark=benchmark,
             judges=judges,
@@ -430,21 +426,15 @@ class Session:
                     {s: len(k & ctx.done.keys()) for s, k in planned.items()},
                 )
                 cancelled = False
-                digest: Future[str | None] | None = None  # of the inputs, for _finish
-
-                def on_started() -> None:  # while the first replies are awaited
-                    nonlocal digest
-                    import_in_background()  # the results' libraries
-                    if not queues:  # a run with provider batches is never vouched for
-                        digest = call_in_background(lambda: self._inputs(prepared))
-
+                # the digest of the inputs as the run begins (a run with provider batches
+                # is never vouched for), kept for _finish
+                digest = None if queues else self._inputs(prepared)
                 try:
                     outcome = await execute(
                         jobs,
                         ctx,
                         handle_signals=self._handle_signals,
                         max_active=self._max_active(),
-                        on_started=on_started,
                     )
                 except asyncio.CancelledError:
                     cancelled = True
@@ -554,10 +544,10 @@ class Session:
         outcome: RunOutcome,
         cancelled: bool,
         *,
-        inputs: Future[str | None] | None = None,
+        inputs: str | None = None,
     ) -> RunResult:
-        """Results from the log. `inputs` (the digest of the run's inputs, computed while
-        the requests ran) is given when every planned item is done: if nothing went wrong
+        """Results from the log. `inputs` (the digest of the run's inputs as it began) is
+        given when every planned item is done: if nothing went wrong
         either, the complete run's results.json is vouched for (`uptodate`)."""
         status = outcome.status
         finished = log.end_invocation(status)
@@ -566,23 +556,22 @@ class Session:
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
-        from turnbench.results.build import build_results, timing  # (preloaded while requests ran)
+        from turnbench.results.build import build_results, timing
 
-        with collector_paused():
-            results = build_results(
-                prepared.work,
-                prepared.config,
-                log.index,
-                when=timing(log.index, finished),
-                log_path=log.path,
-                stopped=None if status == "finished" else status,
-                notes=notes,
-                prices=prepared.prices,
-            )
+        results = build_results(
+            prepared.work,
+            prepared.config,
+            log.index,
+            when=timing(log.index, finished),
+            log_path=log.path,
+            stopped=None if status == "finished" else status,
+            notes=notes,
+            prices=prepared.prices,
+        )
         write_results(log.directory, results)
         digest = None
         if inputs is not None and status == "finished" and results.get("complete"):
-            digest = None if self.warnings else inputs.result()  # (ready long before now)
+            digest = None if self.warnings else inputs
         if digest is not None:
             save_state(log.directory, digest)
         else:

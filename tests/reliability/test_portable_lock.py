@@ -148,7 +148,7 @@ try:
 except ImportError:
     print("flock unavailable, as expected")
 """
-    env = {**os.environ, "PYTHONPATH": str(Path(runlog.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(runlog.__file__).parents[2])}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )

@@ -261,7 +261,7 @@ with RunLog(Path({str(tmp_path)!r})) as log:
     except UserError as error:
         print(error.message)
 """
-    env = {**os.environ, "PYTHONPATH": str(Path(runlog.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(runlog.__file__).parents[2])}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )

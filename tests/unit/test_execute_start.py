@@ -1,5 +1,5 @@
 """How `execute` starts its jobs: a slice at a time with the loop's I/O between slices,
-never more than `max_active` at once, and `on_started` once the first ones run."""
+never more than `max_active` at once."""
 
 from __future__ import annotations
 
@@ -29,16 +29,11 @@ def _run(tmp_path: Path, jobs: int, max_active: int | None) -> dict[str, object]
             seen["ticks"] += 1  # type: ignore[operator]
             await asyncio.sleep(0)
 
-    def started() -> None:
-        timeline.append(("on_started", seen["ticks"]))  # type: ignore[arg-type]
-
     async def scenario() -> None:
         tick = asyncio.create_task(ticker())
         with RunLog(tmp_path / "run") as log:
             ctx = RunContext(log, model_backend=None, budget=Budget())
-            outcome = await execute(
-                [job] * jobs, ctx, handle_signals=False, max_active=max_active, on_started=started
-            )
+            outcome = await execute([job] * jobs, ctx, handle_signals=False, max_active=max_active)
         tick.cancel()
         assert outcome.status == "finished"
 
@@ -48,7 +43,7 @@ def _run(tmp_path: Path, jobs: int, max_active: int | None) -> dict[str, object]
 
 
 @pytest.mark.parametrize("max_active", [40, None])
-def test_jobs_start_in_slices_and_on_started_follows_the_first_ones(tmp_path, max_active):
+def test_jobs_start_in_slices(tmp_path, max_active):
     seen = _run(tmp_path, 100, max_active)
     assert seen["done"] == 100
     if max_active is not None:
@@ -58,6 +53,3 @@ def test_jobs_start_in_slices_and_on_started_follows_the_first_ones(tmp_path, ma
     assert len(first) == START_SLICE and len(set(first)) == 1  # the first slice together
     second = timeline[START_SLICE][1]
     assert second > first[0]  # the loop ran its other callbacks before the next slice
-    calls = [index for index, (what, _) in enumerate(timeline) if what == "on_started"]
-    expected = min(max_active or 100, 100)
-    assert calls == [expected]  # once, after the jobs of the first starts, before any other

@@ -62,7 +62,6 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (charts, comparison, dialogue browser); a judge
     audit directory (from `turnbench audit-judge`) gets the audit report."""
-    from turnbench.journal.gcpause import collector_paused
     from turnbench.report.audit import build_audit_report, is_audit_dir, load_audit
     from turnbench.report.html import ReportOptions, build_report, write_report
     from turnbench.store.rundir import load_runs, unique_labels
@@ -91,9 +90,8 @@ def report(
     options = ReportOptions(
         title=title, data_dir=data_dir, seed=seed, resamples=resamples, out=target
     )
-    with collector_paused():  # reading the logs and rendering them form no cycles
-        loaded = load_runs(runs, require_log=False, warn=_warn)
-        text = build_report(loaded, options, warn=_warn)
+    loaded = load_runs(runs, require_log=False, warn=_warn)
+    text = build_report(loaded, options, warn=_warn)
     write_report(text, target)
     pages = options.pages.written if options.pages is not None else []
     console().print(

@@ -21,7 +21,6 @@ from turnbench.backends.base import Backend
 from turnbench.engine.costs import CHARS_PER_TOKEN, CostMeter
 from turnbench.engine.progress import Progress
 from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
-from turnbench.journal.gcpause import collector_paused_with_sweeps
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
@@ -534,7 +533,6 @@ async def execute(
     *,
     handle_signals: bool = True,
     max_active: int | None = None,
-    on_started: Callable[[], object] | None = None,
 ) -> RunOutcome:
     """Run every sample coroutine; stop everything on Ctrl-C, a fatal error or the budget.
 
@@ -544,8 +542,6 @@ async def execute(
     starts at once, which a provider batch needs to see all its requests).
     The first jobs start START_SLICE at a time, with the event loop's I/O between slices,
     so that the first requests are on the wire while later jobs render theirs.
-    `on_started` is called once the first jobs are started and their requests sent (the
-    session imports the results' libraries then, while the loop waits for replies).
     With `handle_signals` (the CLI) SIGINT and SIGTERM cancel the work; inside someone
     else's event loop (a notebook) the caller cancels the awaiting task instead, and every
     job is cancelled with it.
@@ -580,35 +576,31 @@ async def execute(
             installed.append(sig)
     outcome = RunOutcome()
     try:
-        # thousands of tasks and replies alive at once, and no cycles among them (gcpause)
-        async with collector_paused_with_sweeps():
-            remaining = max_active
-            while remaining is None or remaining > 0:
-                before = len(tasks)
-                start(START_SLICE if remaining is None else min(START_SLICE, remaining))
-                if len(tasks) == before:
-                    break  # no job left
-                if remaining is not None:
-                    remaining -= len(tasks) - before
-                await asyncio.sleep(0)  # connect and send what was started
-                if interrupted.is_set():
-                    break
-            if on_started is not None:
-                on_started()
-            while tasks:
-                task = await ended.get()
-                tasks.discard(task)
-                error = None if task.cancelled() else task.exception()
-                if error is not None:
-                    await stop_all()
-                    if isinstance(error, BudgetExhaustedError):
-                        outcome = RunOutcome("budget", f"stopped: {error}")
-                    elif isinstance(error, FatalBackendError):
-                        outcome = RunOutcome("fatal", error.message, [error])
-                    else:
-                        raise error
-                elif max_active is not None and not interrupted.is_set():
-                    start(1)
+        remaining = max_active
+        while remaining is None or remaining > 0:
+            before = len(tasks)
+            start(START_SLICE if remaining is None else min(START_SLICE, remaining))
+            if len(tasks) == before:
+                break  # no job left
+            if remaining is not None:
+                remaining -= len(tasks) - before
+            await asyncio.sleep(0)  # connect and send what was started
+            if interrupted.is_set():
+                break
+        while tasks:
+            task = await ended.get()
+            tasks.discard(task)
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                await stop_all()
+                if isinstance(error, BudgetExhaustedError):
+                    outcome = RunOutcome("budget", f"stopped: {error}")
+                elif isinstance(error, FatalBackendError):
+                    outcome = RunOutcome("fatal", error.message, [error])
+                else:
+                    raise error
+            elif max_active is not None and not interrupted.is_set():
+                start(1)
     except asyncio.CancelledError:
         await stop_all()
         raise

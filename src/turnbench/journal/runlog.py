@@ -31,7 +31,6 @@ from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from turnbench.errors import RunDirectoryError, RunLockedError
-from turnbench.journal.gcpause import collector_paused
 from turnbench.journal.logindex import (  # noqa: F401  (re-exported: where readers import them from)
     LogIndex,
     completed_index,
@@ -309,8 +308,7 @@ class _Scanner:
         self.last_byte = b""
 
     def scan(self, fd: int) -> _Scanner:
-        with collector_paused():  # records and their index entries form no cycles
-            return self._scan(fd)
+        return self._scan(fd)
 
     def _scan(self, fd: int) -> _Scanner:
         try:
