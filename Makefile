@@ -27,10 +27,12 @@ test: $(VENV)/.installed
 	$(BIN)/python src/turnbench/backends/llama_build.py check
 	bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff format --check src tests benchmarks
 
 bench: $(VENV)/.installed
