@@ -98,3 +98,8 @@ class ToyBench(Benchmark):
             "overall_ci95": None,
             "by_topic": {t: mean(s for g, s in scores if g == t) for t in topics},
         }
+
+
+class ToyBenchCopy(ToyBench):
+    """Another plug-in that calls itself toy-bench: naming it for a run of `ToyBench` is
+    naming a different class, refused even though the benchmark names agree."""
