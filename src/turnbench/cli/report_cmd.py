@@ -90,6 +90,7 @@ def report(
     from turnbench.report.audit import build_audit_report, is_audit_dir, load_audit
     from turnbench.report.html import ReportOptions, build_report, write_report
     from turnbench.rundir import load_runs, unique_labels
+    from turnbench.runfiles import refuse_run_file
 
     audits = [path for path in runs if path.is_dir() and is_audit_dir(path)]
     if audits:
@@ -99,6 +100,8 @@ def report(
             )
         if benchmark is not None:
             raise UserError("--benchmark names the plug-in of run directories, not of audits")
+        if out is not None:
+            refuse_run_file(out, runs)
         loaded_audits = [
             load_audit(path, label, _warn)
             for path, label in zip(runs, unique_labels(runs), strict=True)
@@ -114,6 +117,7 @@ def report(
         return
 
     target = out if out is not None else runs[0] / "report.html"
+    refuse_run_file(target, runs)
     options = ReportOptions(
         title=title, data_dir=data_dir, seed=seed, resamples=resamples, out=target
     )
@@ -232,8 +236,11 @@ def export(
         write_text,
     )
     from turnbench.rundir import load_run
+    from turnbench.runfiles import refuse_run_file
 
     target = out if out is not None else default_output(run_dir, fmt)
+    if str(target) != "-" and fmt != "fastchat":
+        refuse_run_file(target, [run_dir])
     run = load_run(run_dir, warn=_warn, benchmark=_named(benchmark), need_benchmark=True)
     out = console(stderr=str(target) == "-")
     if fmt == "fastchat":
@@ -244,7 +251,7 @@ def export(
             _warn(f"not exported (FastChat answer rows need both turns): {note}")
         if len(exported.skipped) > 10:
             _warn(f"... and {len(exported.skipped) - 10} more incomplete question(s)")
-        written = write_fastchat(exported, target)
+        written = write_fastchat(exported, target, refuse=lambda p: refuse_run_file(p, [run_dir]))
         for path in written:
             out.print(f"wrote {shown(path)}")
         return
