@@ -56,11 +56,14 @@ def run_cli(
     args: list[str],
     env: dict[str, str],
     timeout: float = 300,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a child process, as a user would run it."""
+    """The real CLI in a child process, as a user would run it (`python -m turnbench`, so
+    the working directory `cwd` is on its import path, as it is for a user)."""
     return subprocess.run(
         [sys.executable, "-m", "turnbench", *args],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

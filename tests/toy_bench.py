@@ -43,3 +43,8 @@ class ToyBench(Benchmark):
         transcript += f"User: {sample.turns[turn - 1].user}\nAssistant: {answer}\n"
         rubric = {"role": "system", "content": RUBRIC}
         return [JudgeTask("toy-rubric-v1", [rubric, {"role": "user", "content": transcript}])]
+
+
+class ToyBenchCopy(ToyBench):
+    """Another plug-in that calls itself toy-bench: naming it for a run of `ToyBench` is
+    naming a different class, refused even though the benchmark names agree."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
 from turnbench.benchmarks.options import option_flags
+from turnbench.benchmarks.recorded import named_benchmark
 from turnbench.engine.dialogue import Estimate
 from turnbench.engine.progress import Progress
 from turnbench.errors import UserError
@@ -168,14 +169,21 @@ def estimate(
     return session.estimate()[1]
 
 
-def load_run(path: str | Path) -> FinishedRun:
-    """A finished (or still running) run directory, read without locking or changing it."""
-    return load_finished_run(Path(path))
+def load_run(path: str | Path, benchmark: str | type[Benchmark] | None = None) -> FinishedRun:
+    """A finished (or still running) run directory, read without locking or changing it.
+
+    Code a run directory names is never imported: a run of a plug-in benchmark (one written
+    outside turnbench) needs `benchmark=` (the class, or "package.module:ClassName") for what
+    its rules decide (`turns()`, its group columns); it must be the one the run recorded."""
+    named = named_benchmark(benchmark) if benchmark is not None else None
+    return load_finished_run(Path(path), named)
 
 
-async def aload_run(path: str | Path) -> FinishedRun:
+async def aload_run(
+    path: str | Path, benchmark: str | type[Benchmark] | None = None
+) -> FinishedRun:
     """`load_run` without blocking the event loop while the log is read."""
-    return await asyncio.to_thread(load_run, path)
+    return await asyncio.to_thread(load_run, path, benchmark)
 
 
 def build_values(**values: Any) -> dict[str, Any]:

@@ -45,7 +45,6 @@ from turnbench.store.uptodate import (
 from turnbench.types import SamplingConfig
 
 if TYPE_CHECKING:
-
     from turnbench.engine.batching import BatchQueue
     from turnbench.engine.costs import CostMeter
 

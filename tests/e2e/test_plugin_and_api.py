@@ -68,8 +68,11 @@ def test_a_plugin_benchmark_runs_through_the_cli(fake_server, plugin_env, tmp_pa
     # turn 2 was asked after the model's own turn-1 answer (the toy uses self history)
     second = [r for r in fake_server.requests if r["model"] == "model" and len(r["messages"]) == 3]
     assert len(second) == 3 and all(m["messages"][1]["role"] == "assistant" for m in second)
-    # the plug-in's results render and compare like a built-in's
-    shown = run_cli(["report", str(out), "--out", str(tmp_path / "r.html")], plugin_env)
+    # the plug-in's results render and compare like a built-in's (named: a run directory's
+    # own benchmark_ref is never imported)
+    shown = run_cli(
+        ["report", str(out), "--out", str(tmp_path / "r.html"), "--benchmark", TOY], plugin_env
+    )
     assert shown.returncode == 0, shown.stderr
     assert "by_topic" not in shown.stderr and (tmp_path / "r.html").stat().st_size > 0
     again = run_cli(args, plugin_env)  # resumes: nothing new is sent
@@ -117,7 +120,7 @@ def test_the_api_runs_a_benchmark_class_and_judges_answers(fake_server, tmp_path
     )
     assert judged.complete and list(judged.results["models"]) == ["m"]
 
-    run = turnbench.load_run(tmp_path / "api-run")
+    run = turnbench.load_run(tmp_path / "api-run", benchmark=ToyBench)
     rows = list(run.turns())
     assert len(rows) == TURNS and {r["status"] for r in rows} == {"scored"}
     assert {r["sample_id"] for r in rows} == set(DIALOGUES)

@@ -1,4 +1,5 @@
-"""Fixtures of the reliability suite: one fault-free reference run shared by every test."""
+"""Fixtures of the reliability suite: one fault-free reference run shared by every test, and
+a finished run of the test plug-in."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import pytest
 
+import turnbench
 from tests.conftest import cli_env, run_cli, shared_data_dir
-from tests.reliability.helpers import read_log, results, run_args
+from tests.reliability.helpers import TOY, read_log, results, run_args
+from tests.toy_bench import ToyBench
 from turnbench.testing.fake_server import FakeServer
 
 
@@ -35,3 +38,20 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
         usage = {model: dict(tally) for model, tally in server.usage.items()}
     assert done.returncode == 0, done.stderr
     return Reference(out, results(out), read_log(out), requests, usage)
+
+
+@pytest.fixture(scope="session")
+def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of the test plug-in (made once in this process; tests copy it)."""
+    out = tmp_path_factory.mktemp("made") / "toy"
+    with FakeServer() as server:
+        result = turnbench.evaluate(
+            "openai/model",
+            benchmark=ToyBench,
+            model_base_url=server.base_url,
+            judge="openai/judge",
+            judge_base_url=server.base_url,
+            out=out,
+        )
+    assert result.complete and result.results["provenance"]["benchmark_ref"] == TOY
+    return out

@@ -1,9 +1,11 @@
-"""Shared pieces of the reliability suite: CLI arguments, log reading, request bodies."""
+"""Shared pieces of the reliability suite: CLI arguments, log reading, request bodies,
+copies of a finished run of the test plug-in."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import REPO
+
 MODEL = "model-under-test"  # the model name the fake server sees
 JUDGE = "judge-model"
 MODEL_SPEC = f"openai/{MODEL}"
@@ -21,6 +25,7 @@ JUDGE_SPEC = f"openai/{JUDGE}"
 # --limit 1 on MT-Bench: 8 questions x 2 turns -> 16 answers and 16 judgments
 PLANNED_ANSWERS = PLANNED_JUDGMENTS = 16
 # fast retries so fault tests take seconds, not minutes
+TOY = "tests.toy_bench:ToyBench"  # the test plug-in, as `--benchmark` names it
 FAST = ("--retry-initial-wait", "0.01", "--request-timeout", "2", "--no-progress")
 
 
@@ -198,3 +203,26 @@ def invoke(
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     captured = capsys.readouterr()
     return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
+def copy_run(toy_run: Path, target: Path, reference: str | None = None) -> Path:
+    """A copy of the toy run; with `reference`, one whose results.json and log config record
+    name it as their benchmark (what a planted run directory would say)."""
+    shutil.copytree(toy_run, target)
+    if reference is None:
+        return target
+    results = json.loads((target / "results.json").read_text("utf-8"))
+    results["provenance"]["benchmark_ref"] = reference
+    (target / "results.json").write_text(json.dumps(results), "utf-8")
+    lines = (target / "log.jsonl").read_text("utf-8").splitlines()
+    config = json.loads(lines[0])
+    assert config["kind"] == "config" and config["config"]["benchmark_ref"] == TOY
+    config["config"]["benchmark_ref"] = reference
+    lines[0] = json.dumps(config)
+    (target / "log.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    return target
+
+
+def plugin_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a CLI child that must import the test plug-in, as a user's own module."""
+    return {**env, "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])}

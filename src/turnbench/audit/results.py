@@ -15,11 +15,11 @@ from turnbench.audit.setup import AUDIT_KIND
 from turnbench.audit.stats import audit_numbers
 from turnbench.errors import UserError
 from turnbench.journal.runlog import RunLog
+from turnbench.store.runfiles import AUDIT_NAME as AUDIT_NAME
 
 if TYPE_CHECKING:
     from turnbench.audit.setup import PreparedAudit
 
-AUDIT_NAME = "audit.json"
 AUDIT_SCHEMA_VERSION = 1
 
 

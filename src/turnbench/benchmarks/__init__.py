@@ -61,7 +61,8 @@ def _import_reference(reference: str) -> type[Benchmark]:
 BENCHMARK_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def _looks_like_path(reference: str) -> bool:
+def looks_like_path(reference: str) -> bool:
+    """`reference` is written as a path (so never a `module:Class` to import)."""
     return (
         reference.startswith((".", "/", "~"))
         or "/" in reference
@@ -103,9 +104,9 @@ def benchmark_class(reference: str) -> type[Benchmark]:
         from turnbench.benchmarks.custom import benchmark_from_file
 
         return benchmark_from_file(path, reserved=builtin)
-    if ":" in reference and not _looks_like_path(reference):
+    if ":" in reference and not looks_like_path(reference):
         return _import_reference(reference)
-    if _looks_like_path(reference):
+    if looks_like_path(reference):
         raise UserError(f"--benchmark {reference}: no such file or folder")
     raise UserError(
         f"unknown benchmark {reference!r}; known benchmarks: {', '.join(builtin)} (or a "

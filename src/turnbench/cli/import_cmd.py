@@ -90,5 +90,6 @@ def import_(
             message=None if complete else "the imported files do not cover every planned turn",
             exit_code=EXIT_OK if complete else EXIT_INCOMPLETE,
         ),
+        type(imported.benchmark),
     )
     raise typer.Exit(EXIT_OK if complete else EXIT_INCOMPLETE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from turnbench.benchmarks import benchmark_class
+from turnbench.benchmarks import Benchmark, benchmark_class
 from turnbench.benchmarks.base import generic_table
 from turnbench.cli.terminal import cell, counts_line, draw_table, render_pairwise, shown
 from turnbench.cli.terminal import console as make_console
@@ -23,16 +23,23 @@ def print_warning(message: str) -> None:
     make_console(soft_wrap=True).print(f"[yellow]warning:[/yellow] {shown(message)}")
 
 
-def _render(results: dict) -> object:
-    reference = (results.get("provenance") or {}).get("benchmark_ref") or results["benchmark"]
+def _render(results: dict, cls: type[Benchmark] | None) -> object:
+    return draw_table(generic_table(results) if cls is None else cls.terminal_table(results))
+
+
+def named_class(reference: str) -> type[Benchmark] | None:
+    """The class the user's `--benchmark` names (None: the generic table). Never the one a
+    results file names: a run directory is data, and its `benchmark_ref` is not imported."""
     try:
-        cls = benchmark_class(str(reference))
+        return benchmark_class(reference)
     except UserError:
-        return draw_table(generic_table(results))
-    return draw_table(cls.terminal_table(results))
+        return None
 
 
-def print_results(console: Console, result: RunResult) -> None:
+def print_results(
+    console: Console, result: RunResult, benchmark: type[Benchmark] | None = None
+) -> None:
+    """The results of a run of `benchmark` (the class the command ran: its own tables)."""
     results = result.results
     per_model = list(results["models"].values()) if "models" in results else [results]
     if "position_consistency" in results:  # a pairwise run: one table for all models
@@ -40,7 +47,7 @@ def print_results(console: Console, result: RunResult) -> None:
         for renderable in render_pairwise(results):
             console.print(renderable)
     for model_results in per_model:
-        console.print(_render(model_results))
+        console.print(_render(model_results, benchmark))
         console.print(counts_line(model_results))
         for line in trust_lines(model_results):
             console.print(line)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from rich.console import Console
 from turnbench.cli.app import app
 from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
+
+if TYPE_CHECKING:
+    from turnbench.benchmarks.recorded import NamedBenchmark
 
 EXIT_WORSE = 1
 
@@ -28,6 +31,26 @@ Resamples = Annotated[
         "--resamples", min=100, help="Random sign patterns of the paired test (intervals)."
     ),
 ]
+
+
+ReadBenchmark = Annotated[
+    str | None,
+    typer.Option(
+        "--benchmark",
+        help="The plug-in benchmark (package.module:ClassName) a run used. Code a run "
+        "directory names is never imported, so a plug-in's runs are read only with it named "
+        "here; it must be the one the run recorded.",
+    ),
+]
+
+
+def _named(benchmark: str | None) -> NamedBenchmark | None:
+    """The benchmark the user named for reading runs (imported: the user's own choice)."""
+    if benchmark is None:
+        return None
+    from turnbench.benchmarks.recorded import named_benchmark
+
+    return named_benchmark(benchmark)
 
 
 def _stderr() -> Console:
@@ -59,12 +82,14 @@ def report(
     ] = None,
     seed: Seed = 0,
     resamples: Resamples = 2000,
+    benchmark: ReadBenchmark = None,
 ) -> None:
     """Write one self-contained HTML report (charts, comparison, dialogue browser); a judge
     audit directory (from `turnbench audit-judge`) gets the audit report."""
     from turnbench.report.audit import build_audit_report, is_audit_dir, load_audit
     from turnbench.report.html import ReportOptions, build_report, write_report
     from turnbench.store.rundir import load_runs, unique_labels
+    from turnbench.store.runfiles import refuse_run_file
 
     audits = [path for path in runs if path.is_dir() and is_audit_dir(path)]
     if audits:
@@ -72,6 +97,10 @@ def report(
             raise UserError(
                 "give either run directories or judge audit directories to one report, not both"
             )
+        if benchmark is not None:
+            raise UserError("--benchmark names the plug-in of run directories, not of audits")
+        if out is not None:
+            refuse_run_file(out, runs)
         loaded_audits = [
             load_audit(path, label, _warn)
             for path, label in zip(runs, unique_labels(runs), strict=True)
@@ -87,10 +116,13 @@ def report(
         return
 
     target = out if out is not None else runs[0] / "report.html"
+    refuse_run_file(target, runs)
     options = ReportOptions(
         title=title, data_dir=data_dir, seed=seed, resamples=resamples, out=target
     )
-    loaded = load_runs(runs, require_log=False, warn=_warn)
+    loaded = load_runs(
+        runs, require_log=False, warn=_warn, benchmark=_named(benchmark), need_benchmark=True
+    )
     text = build_report(loaded, options, warn=_warn)
     write_report(text, target)
     pages = options.pages.written if options.pages is not None else []
@@ -131,14 +163,16 @@ def compare(
     top: Annotated[int, typer.Option("--top", min=0, help="How many movers to list.")] = 10,
     seed: Seed = 0,
     resamples: Resamples = 2000,
+    benchmark: ReadBenchmark = None,
 ) -> None:
     """Paired comparison of two runs: overall and per category/task deltas with intervals."""
     from turnbench.report.compare import compare_entries
     from turnbench.stats.paired import fails_gate
     from turnbench.store.rundir import load_run, select_entry
 
-    base_run = load_run(base, warn=_warn)
-    new_run = load_run(new, warn=_warn)
+    named = _named(benchmark)
+    base_run = load_run(base, warn=_warn, benchmark=named, need_benchmark=True)
+    new_run = load_run(new, warn=_warn, benchmark=named, need_benchmark=True)
     base_entry = select_entry(base_run, base_model, "--base-model")
     new_entry = select_entry(new_run, new_model, "--new-model")
     if base_run.path.resolve() == new_run.path.resolve() and base_entry.model == new_entry.model:
@@ -187,6 +221,7 @@ def export(
             "RUN_DIR/judgments.csv, RUN_DIR/judgments.jsonl or RUN_DIR/fastchat/.",
         ),
     ] = None,
+    benchmark: ReadBenchmark = None,
 ) -> None:
     """Export a run's answers and judgments for other tools."""
     from turnbench.interop.export import (
@@ -199,9 +234,12 @@ def export(
         write_text,
     )
     from turnbench.store.rundir import load_run
+    from turnbench.store.runfiles import refuse_run_file
 
-    run = load_run(run_dir, warn=_warn)
     target = out if out is not None else default_output(run_dir, fmt)
+    if str(target) != "-" and fmt != "fastchat":
+        refuse_run_file(target, [run_dir])
+    run = load_run(run_dir, warn=_warn, benchmark=_named(benchmark), need_benchmark=True)
     out = console(stderr=str(target) == "-")
     if fmt == "fastchat":
         if str(target) == "-":
@@ -211,7 +249,7 @@ def export(
             _warn(f"not exported (FastChat answer rows need both turns): {note}")
         if len(exported.skipped) > 10:
             _warn(f"... and {len(exported.skipped) - 10} more incomplete question(s)")
-        written = write_fastchat(exported, target)
+        written = write_fastchat(exported, target, refuse=lambda p: refuse_run_file(p, [run_dir]))
         for path in written:
             out.print(f"wrote {shown(path)}")
         return

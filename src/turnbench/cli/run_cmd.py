@@ -25,7 +25,7 @@ from turnbench.cli.flags import (
     make_command,
     parse_json_object,
 )
-from turnbench.cli.output import print_estimate, print_results, print_warning
+from turnbench.cli.output import named_class, print_estimate, print_results, print_warning
 from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
@@ -127,7 +127,7 @@ def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:
         )
         raise typer.Exit(0)
     result = asyncio.run(session.run())
-    print_results(console, result)
+    print_results(console, result, named_class(options.benchmark))
     raise typer.Exit(result.exit_code)
 
 

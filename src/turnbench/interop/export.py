@@ -23,6 +23,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,19 +180,26 @@ def write_text(path: Path, text: str) -> None:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def write_fastchat(export: FastChatExport, out: Path) -> list[Path]:
+def write_fastchat(
+    export: FastChatExport, out: Path, refuse: Callable[[Path], None] | None = None
+) -> list[Path]:
+    """FastChat's files under `out`; `refuse` sees every path before any is written (it
+    raises for one that must not be replaced: a file of the run being exported)."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder (fastchat writes a folder)")
-    written = []
-    for stem, rows in export.answers.items():
-        path = out / "model_answer" / f"{stem}.jsonl"
+    files = [
+        *((out / "model_answer" / f"{stem}.jsonl", rows) for stem, rows in export.answers.items()),
+        *(
+            (out / "model_judgment" / f"{judge}_single.jsonl", rows)
+            for judge, rows in export.judgments.items()
+        ),
+    ]
+    for path, _ in files:
+        if refuse is not None:
+            refuse(path)
+    for path, rows in files:
         write_text(path, render_jsonl(rows))
-        written.append(path)
-    for judge, rows in export.judgments.items():
-        path = out / "model_judgment" / f"{judge}_single.jsonl"
-        write_text(path, render_jsonl(rows))
-        written.append(path)
-    return written
+    return [path for path, _ in files]
 
 
 def default_output(run_dir: Path, fmt: str) -> Path:

@@ -17,8 +17,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import Benchmark
+from turnbench.benchmarks.recorded import (
+    NamedBenchmark,
+    plugin_matches,
+    plugin_mismatch,
+    plugin_named_by,
+    plugin_not_named,
+    recorded_benchmark,
+)
 from turnbench.errors import UserError
 from turnbench.journal.logindex import (
     GROUP_META_KEYS,
@@ -221,6 +228,10 @@ class Run:
     records: list[LogRecord] | None = None  # given in memory; None: read from the log
     has_log: bool = True
     warnings: list[str] = field(default_factory=list)
+    #: the benchmark the user named for reading (never one the run directory names)
+    named: NamedBenchmark | None = None
+    #: how the user names a plug-in, for the message when it is missing
+    naming: str = "--benchmark {reference}"
 
     @cached_property
     def log(self) -> RunRecords:
@@ -257,19 +268,44 @@ class Run:
             return judges
         return [self.judge]
 
+    @property
+    def benchmark_ref(self) -> str | None:
+        reference = self.provenance.get("benchmark_ref")
+        return reference if isinstance(reference, str) and reference else None
+
+    @property
+    def recorded_plugin(self) -> str | None:
+        """The plug-in (`module:Class`) the run recorded, if it used one (not a built-in)."""
+        return plugin_named_by(self.benchmark_ref)
+
+    def named_fits(self) -> bool:
+        """The benchmark the user named (if any) is this run's: the plug-in it recorded, or,
+        for a run without one, a benchmark of its name."""
+        named = self.named
+        if named is None:
+            return True
+        plugin = self.recorded_plugin
+        if plugin is not None:
+            return plugin_matches(named, self.benchmark, plugin)
+        return not named.is_plugin and named.cls.name == self.benchmark
+
     @cached_property
     def benchmark_class(self) -> type[Benchmark] | None:
-        """The benchmark's class (its comparison rule, report and labels), if it can be
-        found: the reference the run recorded (a plug-in, a benchmark file, a data folder),
-        else a built-in by name (a data folder that moved is still read by its rules)."""
-        for reference in (self.provenance.get("benchmark_ref"), self.benchmark):
-            if not reference:
-                continue
-            try:
-                return benchmark_class(str(reference))
-            except UserError:
-                continue
-        return None
+        """The benchmark's class (its comparison rule, report and labels). Nothing the run
+        directory names is imported (`benchmarks.recorded`): a built-in by name, the
+        benchmark file or data folder it recorded (data), or the class the user named. A
+        plug-in run without its plug-in named is an error; None: an unknown benchmark,
+        read by generic rules."""
+        named, plugin = self.named, self.recorded_plugin
+        if plugin is not None:
+            if named is None:
+                raise plugin_not_named(self.path, plugin, self.naming)
+            if not self.named_fits():
+                raise plugin_mismatch(self.path, named, self.benchmark, plugin)
+            return named.cls
+        if named is not None and self.named_fits():
+            return named.cls  # e.g. the run's benchmark file, since moved
+        return recorded_benchmark(self.benchmark, self.benchmark_ref)
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -345,16 +381,50 @@ def read_results(directory: Path) -> dict[str, Any]:
 
 
 def load_run(
-    directory: Path, *, label: str | None = None, require_log: bool = True, warn: Warn | None = None
+    directory: Path,
+    *,
+    label: str | None = None,
+    require_log: bool = True,
+    warn: Warn | None = None,
+    benchmark: NamedBenchmark | None = None,
+    need_benchmark: bool = False,
+    naming: str = "--benchmark {reference}",
 ) -> Run:
-    """A run directory, validated; a missing log is an error unless `require_log` is off."""
+    """A run directory, validated; a missing log is an error unless `require_log` is off.
+
+    `benchmark` is the one the user named for it (it must be the run's own); with
+    `need_benchmark` a plug-in run without its plug-in named is refused now rather than
+    when its class is first needed."""
+    run = _read_run(directory, label, require_log, warn, benchmark, naming)
+    if benchmark is not None and not run.named_fits():
+        raise plugin_mismatch(run.path, benchmark, run.benchmark, run.benchmark_ref)
+    if need_benchmark:
+        run.benchmark_class  # noqa: B018  (refused now, before any output)
+    return run
+
+
+def _read_run(
+    directory: Path,
+    label: str | None,
+    require_log: bool,
+    warn: Warn | None,
+    benchmark: NamedBenchmark | None,
+    naming: str,
+) -> Run:
     if not directory.exists():
         raise UserError(f"{directory}: no such run directory")
     if not directory.is_dir():
         raise UserError(f"{directory}: not a directory (expected a run directory)")
     results = read_results(directory)
     log_path = directory / LOG_NAME
-    run = Run(directory, label or directory.name or str(directory), results, has_log=False)
+    run = Run(
+        directory,
+        label or directory.name or str(directory),
+        results,
+        has_log=False,
+        named=benchmark,
+        naming=naming,
+    )
     if log_path.is_file():
         run.has_log = True
         run.log.warnings  # noqa: B018  (read it now: problems are reported as it loads)
@@ -379,12 +449,28 @@ def unique_labels(paths: Iterable[Path]) -> list[str]:
 
 
 def load_runs(
-    directories: list[Path], *, require_log: bool = True, warn: Warn | None = None
+    directories: list[Path],
+    *,
+    require_log: bool = True,
+    warn: Warn | None = None,
+    benchmark: NamedBenchmark | None = None,
+    need_benchmark: bool = False,
 ) -> list[Run]:
-    return [
-        load_run(directory, label=label, require_log=require_log, warn=warn)
+    """Several runs; a benchmark the user named reads the runs of that plug-in (each one that
+    recorded a plug-in must have recorded it) and must be the benchmark of at least one."""
+    runs = [
+        _read_run(directory, label, require_log, warn, benchmark, "--benchmark {reference}")
         for directory, label in zip(directories, unique_labels(directories), strict=True)
     ]
+    if benchmark is not None:
+        misfit = [r for r in runs if r.recorded_plugin is not None and not r.named_fits()]
+        if misfit or not any(r.named_fits() for r in runs):
+            run = (misfit or runs)[0]
+            raise plugin_mismatch(run.path, benchmark, run.benchmark, run.benchmark_ref)
+    if need_benchmark:
+        for run in runs:
+            run.benchmark_class  # noqa: B018  (refused now, before any output)
+    return runs
 
 
 def select_entry(run: Run, model: str | None, flag: str) -> Entry:
@@ -544,5 +630,12 @@ class FinishedRun:
         return pandas.DataFrame(list(self.turns()))
 
 
-def load_finished_run(path: Path) -> FinishedRun:
-    return FinishedRun(load_run(path, require_log=False))
+def load_finished_run(path: Path, benchmark: NamedBenchmark | None = None) -> FinishedRun:
+    return FinishedRun(
+        load_run(
+            path,
+            require_log=False,
+            benchmark=benchmark,
+            naming='load_run(..., benchmark="{reference}")',
+        )
+    )
