@@ -579,3 +579,35 @@ def test_no_module_implements_http_on_sockets_or_protocols():
             ):
                 found.append(f"{path.name}: {ast.unparse(node)}")
     assert found == []
+
+
+def test_the_sdks_client_sends_through_the_transport_with_its_cap():
+    """sdk_http_client (the Anthropic and batch clients' http_client): the offered codings
+    are the transport's, a bomb is refused at the given cap, a body under it comes back
+    decoded and whole."""
+    httpx2 = pytest.importorskip("httpx2")
+    from turnbench.backends.sdk_transport import sdk_http_client
+
+    small = gzip.compress(b"y" * 50_000)
+    bomb = gzip.compress(b"0" * 1_000_000)
+
+    def reply(packed: bytes) -> bytes:
+        return (
+            f"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {len(packed)}\r\n\r\n"
+        ).encode() + packed
+
+    async def scenario() -> tuple[bytes, object, bytes]:
+        server = Scripted(lambda r, w: handler(r, w))
+        handler = replying(reply(small), reply(bomb))(server)
+        client = sdk_http_client(pool_size=2, timeout=5, max_body=100_000)
+        async with server:
+            ok = await client.get(server.url, headers={"Accept-Encoding": "br, zstd"})
+            with pytest.raises(httpx2.RemoteProtocolError) as error:
+                await client.get(server.url)
+            await client.aclose()
+        return ok.content, error.value, server.requests[0]
+
+    body, error, head = run(scenario())
+    assert body == b"y" * 50_000
+    assert "body too large (over 100000 bytes decoded)" in str(error)
+    assert b"\r\nAccept-Encoding: gzip, deflate\r\n" in head and b"zstd" not in head
