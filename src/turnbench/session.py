@@ -28,12 +28,12 @@ from turnbench.engine.dialogue import Estimate, Work
 from turnbench.engine.progress import Progress
 from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
+from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions, JudgeOption
 from turnbench.prices import PriceTable, load_prices
 from turnbench.specs import parse_spec
-from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.store.resultsfile import write_results
 from turnbench.store.uptodate import (
     STATE_NAME,

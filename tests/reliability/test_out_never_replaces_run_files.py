@@ -122,9 +122,8 @@ def test_out_beside_the_run_files_still_works(toy_run, tmp_path, env):
 def test_fastchat_export_never_writes_over_a_run_file(tmp_path):
     """FastChat's files go in subfolders named by model: a run directory named
     `model_answer` holding a model called `log` would otherwise lose its log."""
-    from turnbench.store.runfiles import refuse_run_file
-
     from turnbench.interop.export import FastChatExport, write_fastchat
+    from turnbench.store.runfiles import refuse_run_file
 
     run = tmp_path / "model_answer"
     run.mkdir()

@@ -450,3 +450,22 @@ def test_a_401_from_a_server_that_got_no_key_says_how_to_name_one(fake):
 
     message = run(scenario()).message
     assert "no API key was sent" in message and "--judge-api-key-env" in message
+
+
+def test_a_redirect_is_not_followed_so_the_key_stays_with_its_host():
+    """The SDK's own client follows redirects; through turnbench's transport a 307 is an
+    answer: the request fails and the host it points to never sees the key."""
+    with FakeAnthropic(api_key=KEY) as elsewhere, FakeAnthropic(api_key=KEY) as server:
+        target = f"{elsewhere.base_url}/v1/messages"
+        server.script.append(Scripted(307, {}, {"Location": target}, "/v1/messages"))
+        b = backend(server)
+
+        async def scenario() -> None:
+            try:
+                await b.complete([user("Hi")], RequestParams())
+            finally:
+                await b.aclose()
+
+        with pytest.raises(RequestFailedError, match="HTTP 307"):
+            run(scenario())
+        assert elsewhere.requests == [] and len(server.requests) == 1

@@ -16,10 +16,10 @@ from turnbench.benchmarks.mt_bench_101.scoring import (
     stratified_bootstrap_ci,
 )
 from turnbench.engine.dialogue import Work
+from turnbench.journal.config import RunConfig
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import judgment_key
 from turnbench.results.build import LogView, model_results
-from turnbench.store.config import RunConfig
 from turnbench.types import JudgmentRecord
 
 

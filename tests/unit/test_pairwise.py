@@ -14,6 +14,7 @@ from turnbench.benchmarks.mt_bench.data import Question as MTQuestion
 from turnbench.benchmarks.mt_bench.prompts import pair_prompt_name, render_pairwise_judgment
 from turnbench.engine.dialogue import Work
 from turnbench.errors import UserError
+from turnbench.journal.config import RunConfig
 from turnbench.judging.judge import JudgeSettings
 from turnbench.judging.pairwise import (
     PairOutcome,
@@ -25,7 +26,6 @@ from turnbench.judging.pairwise import (
 from turnbench.judging.parsers import parse_verdict_fastchat, parse_verdict_strict
 from turnbench.record_keys import game_key
 from turnbench.results.build import LogView, pairwise_results
-from turnbench.store.config import RunConfig
 from turnbench.types import JudgmentRecord
 
 # -- prompts -------------------------------------------------------------------------------

@@ -51,11 +51,11 @@ from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.engine.progress import Progress
 from turnbench.engine.runner import RunContext, RunOutcome, execute
 from turnbench.errors import ConfigDriftError, UserError
+from turnbench.journal.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.guard import guard_text, guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.specs import parse_spec
-from turnbench.store.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.types import SamplingConfig
 
 Warn = Callable[[str], None]

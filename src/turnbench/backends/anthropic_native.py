@@ -59,6 +59,7 @@ from turnbench.backends.sdk_calls import (
     redactor,
     run_with_retries,
 )
+from turnbench.backends.sdk_transport import sdk_http_client
 from turnbench.errors import FatalBackendError, RequestFailedError, UserError
 from turnbench.types import Completion, Message, RequestParams, Usage
 
@@ -268,11 +269,14 @@ class AnthropicBackend:
         # The key is always passed explicitly (a placeholder for keyless servers), so the SDK
         # never falls back to credentials from the environment or profile files, which
         # would then be sent to this base URL.
+        # Its bytes move through turnbench's own transport (sdk_transport.py): the reply's
+        # decoded size capped, redirects never followed, proxies as for every backend.
         self._client = self._sdk.AsyncAnthropic(
             api_key=api_key or "no-key",
             base_url=base_url,
             max_retries=0,
             timeout=policy.request_timeout,
+            http_client=sdk_http_client(pool_size=limit.ceiling, timeout=policy.request_timeout),
         )
         self.endpoint = display_url(base_url) or ""
 

@@ -123,7 +123,10 @@ def classify_sdk_error(
     if isinstance(error, sdk.APITimeoutError):
         return Transient("timed out")
     if isinstance(error, sdk.APIConnectionError):
-        return Transient(f"connection error: {short(redact(str(error)))}")
+        # the SDK's own text is a fixed "Connection error."; what happened is its cause
+        # (turnbench's transport names it: refused, TLS, a body over the cap, ...)
+        cause = error.__cause__
+        return Transient(f"connection error: {short(redact(str(cause or error)))}")
     if isinstance(error, (sdk.APIResponseValidationError, ValueError)):
         return Transient(f"malformed response: {short(redact(str(error)))}")
     return error

@@ -31,6 +31,7 @@ from turnbench.backends.keys import ANTHROPIC_RULE, key_flag
 from turnbench.backends.replies import Redactor, short_detail
 from turnbench.backends.retry import RetryPolicy
 from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.sdk_transport import BATCH_MAX_BODY_BYTES, sdk_http_client
 from turnbench.backends.urls import display_url, url_secrets
 from turnbench.batch.base import (
     BatchCounts,
@@ -218,6 +219,9 @@ class AnthropicBatchClient:
             max_retries=0,
             timeout=self._policy.request_timeout,
             default_headers=None if api_key else no_key,
+            http_client=sdk_http_client(
+                pool_size=4, timeout=self._policy.request_timeout, max_body=BATCH_MAX_BODY_BYTES
+            ),
         )
         self.endpoint = display_url(self._base_url) or ""
         self._redact = Redactor([api_key or "", *url_secrets(base_url)])

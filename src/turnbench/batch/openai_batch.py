@@ -27,6 +27,7 @@ from turnbench.backends.replies import (
 )
 from turnbench.backends.retry import RetryPolicy, is_retryable_status
 from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.sdk_transport import BATCH_MAX_BODY_BYTES, sdk_http_client
 from turnbench.backends.urls import display_url, same_endpoint, url_secrets
 from turnbench.batch.base import (
     BatchCounts,
@@ -198,6 +199,9 @@ class OpenAIBatchClient:
             base_url=url,
             max_retries=0,
             timeout=self._policy.request_timeout,
+            http_client=sdk_http_client(
+                pool_size=4, timeout=self._policy.request_timeout, max_body=BATCH_MAX_BODY_BYTES
+            ),
         )
         self.endpoint = display_url(str(self._client.base_url).rstrip("/")) or ""
         self._redact = Redactor([api_key or "", *url_secrets(url)])

@@ -23,11 +23,11 @@ from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptio
 from turnbench.engine.dialogue import Work
 from turnbench.engine.runner import RunContext
 from turnbench.errors import UserError
+from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.results.build import build_results, timing
-from turnbench.store.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.store.resultsfile import write_results
 from turnbench.types import JudgmentRecord, SamplingConfig
 

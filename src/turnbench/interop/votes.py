@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from turnbench.errors import UserError
+from turnbench.journal.config import load_config
 from turnbench.journal.runlog import LOG_NAME, read_records
 from turnbench.judging.pairwise import logged_pairs
 from turnbench.stats.vote_agreement import Vote, make_vote
-from turnbench.store.config import load_config
 from turnbench.types import ConfigRecord
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turnbench.errors import UserError
+from turnbench.journal.config import describe_differences
 from turnbench.stats.paired import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -27,7 +28,6 @@ from turnbench.stats.paired import (
     StatRow,
     compare_paired,
 )
-from turnbench.store.config import describe_differences
 from turnbench.store.rundir import Entry, Run, sample_sort_key
 
 NO_GROUP = "(none)"

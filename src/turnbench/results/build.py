@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.engine.dialogue import Game, Work
+from turnbench.journal.config import RunConfig
 from turnbench.journal.logindex import (
     AnswerDone,
     JudgmentDone,
@@ -36,7 +37,6 @@ from turnbench.journal.logindex import (
 from turnbench.journal.runlog import parse_record_bytes
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
 from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
-from turnbench.store.config import RunConfig
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
 from turnbench.trust.length import fit_length_effect

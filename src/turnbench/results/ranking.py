@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.errors import UserError
+from turnbench.journal.config import RunConfig, load_config
 from turnbench.journal.runlog import LOG_NAME, read_records, record_problem
 from turnbench.judging.pairwise import logged_pairs
 from turnbench.record_keys import record_key
 from turnbench.stats.ratings import LEVEL, RESAMPLES, SEED, Battle, bradley_terry, score_battles
-from turnbench.store.config import RunConfig, load_config
 from turnbench.types import ConfigRecord, JudgmentRecord, LogRecord
 
 
