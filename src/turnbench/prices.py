@@ -63,6 +63,13 @@ class ModelPrice(BaseModel):
         ) / PER
         return dollars * (1 - self.batch_discount) if batch else dollars
 
+    def bound(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
+        """The most a request of at most these tokens can cost: every prompt token at the
+        highest input price (a prompt-cache write where that costs more than plain input)."""
+        highest = max(self.input, self.cache_write or 0.0)
+        dollars = (prompt_tokens * highest + completion_tokens * self.output) / PER
+        return dollars * (1 - self.batch_discount) if batch else dollars
+
 
 class PriceFile(BaseModel):
     """The JSON shape of the shipped table and of a user file."""
@@ -120,6 +127,12 @@ class PriceTable:
     def off_list(self, specs: Iterable[object]) -> PriceTable:
         """This table for a run whose `specs` are not served by their provider's own API."""
         return replace(self, unlisted=self.unlisted | {str(spec) for spec in specs})
+
+    def bound(self, model: object, usage: Usage) -> float | None:
+        """The most requests with these token counts (`ModelPrice.bound`) can cost, at live
+        prices; None when `model` has no price."""
+        price = self.price_for(model)
+        return None if price is None else price.bound(usage.prompt_tokens, usage.completion_tokens)
 
     def cost(self, model: object, usage: Usage, *, batch: bool = False) -> float | None:
         price = self.price_for(model)

@@ -42,6 +42,7 @@ from turnbench.logindex import (  # noqa: F401  (re-exported: where readers impo
 from turnbench.safetext import fix_tree
 from turnbench.types import (
     AnswerRecord,
+    AttemptRecord,
     BatchRecord,
     ConfigRecord,
     EndRecord,
@@ -57,6 +58,7 @@ _RECORD_TYPES = {
     "answer": AnswerRecord,
     "judgment": JudgmentRecord,
     "failure": FailureRecord,
+    "attempt": AttemptRecord,
     "batch": BatchRecord,
     "end": EndRecord,
 }
@@ -87,7 +89,13 @@ def parse_record(line: str) -> LogRecord:
 
 _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
     Annotated[
-        ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord | EndRecord,
+        ConfigRecord
+        | AnswerRecord
+        | JudgmentRecord
+        | FailureRecord
+        | AttemptRecord
+        | BatchRecord
+        | EndRecord,
         Field(discriminator="kind"),
     ]
 )

@@ -244,3 +244,6 @@ def test_off_list_specs_are_priced_by_the_user_file_only(tmp_path):
     assert table.cost("openai/mine", MILLION) == 3.0  # the user's own price still holds
     assert table.cost("openai/gpt-4o", MILLION) == 2.50 + 10.00  # not off the list
     assert load_prices().off_list(["local/x"]).price_for("local/x") is None
+    # the worst case of requests with these token bounds, at live prices
+    assert table.bound("openai/mine", MILLION) == 3.0
+    assert table.bound("openai/gpt-4o-mini", MILLION) is None
