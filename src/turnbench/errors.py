@@ -89,5 +89,14 @@ class RequestFailedError(Exception):
         self.attempts = attempts
 
 
+class AttemptRefusedError(RequestFailedError):
+    """A request's next attempt was not sent because the budget (--max-cost) could not
+    cover its worst case; `reason` says which budget and by how much."""
+
+    def __init__(self, message: str, attempts: int, reason: str) -> None:
+        super().__init__(message, attempts)
+        self.reason = reason
+
+
 class BudgetExhaustedError(Exception):
     """The run reached --max-requests or --max-tokens-total; stop launching work."""

@@ -10,6 +10,11 @@ date or `-latest` (`gpt-4o-2024-08-06` -> `gpt-4o`, `claude-3-5-haiku-20241022` 
 `claude-3-5-haiku`); the longest key ending in `*` that it starts with (`local/*`).
 Unknown models cost None, never a guess.
 
+The shipped prices are the providers' list prices for their own APIs: a model reached through
+another endpoint (a local vLLM serving a model named `gpt-4o-mini`, a proxy, any base URL
+that is not the provider's) is not priced by its name. `PriceTable.off_list(specs)` gives
+the table a run uses, where those specs find only the entries of the user's own file.
+
 Cost of one usage = (uncached prompt x input + cached prompt x cached_input + cache writes
 x cache_write + completion x output) / 1e6, times (1 - batch_discount) for batch requests.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -56,6 +61,13 @@ class ModelPrice(BaseModel):
             + written * (self.input if self.cache_write is None else self.cache_write)
             + usage.completion_tokens * self.output
         ) / PER
+        return dollars * (1 - self.batch_discount) if batch else dollars
+
+    def bound(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
+        """The most a request of at most these tokens can cost: every prompt token at the
+        highest input price (a prompt-cache write where that costs more than plain input)."""
+        highest = max(self.input, self.cache_write or 0.0)
+        dollars = (prompt_tokens * highest + completion_tokens * self.output) / PER
         return dollars * (1 - self.batch_discount) if batch else dollars
 
 
@@ -101,19 +113,26 @@ class PriceTable:
     entries: Mapping[str, ModelPrice]
     sources: Mapping[str, str]
     user_file: Path | None = None
+    #: the entries of the user's file (`--prices`), which price a model wherever it is served
+    user_entries: Mapping[str, ModelPrice] = field(default_factory=dict)
+    #: specs served by an endpoint other than their provider's own API: priced by the user's
+    #: entries only, never by the shipped list prices their name happens to match
+    unlisted: frozenset[str] = frozenset()
 
     def price_for(self, model: object) -> ModelPrice | None:
         """The price of `model` (a ModelSpec or a "provider/name" string), or None."""
         key = str(model)
-        if key in self.entries:
-            return self.entries[key]
-        undated = _DATED.sub("", key)
-        if undated != key and undated in self.entries:
-            return self.entries[undated]
-        patterns = [p for p in self.entries if p.endswith("*") and key.startswith(p[:-1])]
-        if patterns:
-            return self.entries[max(patterns, key=len)]
-        return None
+        return _match(key, self.user_entries if key in self.unlisted else self.entries)
+
+    def off_list(self, specs: Iterable[object]) -> PriceTable:
+        """This table for a run whose `specs` are not served by their provider's own API."""
+        return replace(self, unlisted=self.unlisted | {str(spec) for spec in specs})
+
+    def bound(self, model: object, usage: Usage) -> float | None:
+        """The most requests with these token counts (`ModelPrice.bound`) can cost, at live
+        prices; None when `model` has no price."""
+        price = self.price_for(model)
+        return None if price is None else price.bound(usage.prompt_tokens, usage.completion_tokens)
 
     def cost(self, model: object, usage: Usage, *, batch: bool = False) -> float | None:
         price = self.price_for(model)
@@ -128,6 +147,19 @@ class PriceTable:
         if batch is None or batch == Usage():
             return price.cost(usage)
         return price.cost(subtract(usage, batch)) + price.cost(batch, batch=True)
+
+
+def _match(key: str, entries: Mapping[str, ModelPrice]) -> ModelPrice | None:
+    """The entry of `key`: exact, undated, else the longest `*` pattern it starts with."""
+    if key in entries:
+        return entries[key]
+    undated = _DATED.sub("", key)
+    if undated != key and undated in entries:
+        return entries[undated]
+    patterns = [p for p in entries if p.endswith("*") and key.startswith(p[:-1])]
+    if patterns:
+        return entries[max(patterns, key=len)]
+    return None
 
 
 def subtract(usage: Usage, part: Usage) -> Usage:
@@ -172,6 +204,7 @@ def load_prices(user_file: Path | None = None) -> PriceTable:
     shipped = shipped_prices()
     entries = dict(shipped.models)
     as_of, sources = shipped.as_of, dict(shipped.sources)
+    user_entries: dict[str, ModelPrice] = {}
     if user_file is not None:
         try:
             text = Path(user_file).read_text(encoding="utf-8")
@@ -180,10 +213,17 @@ def load_prices(user_file: Path | None = None) -> PriceTable:
             raise UserError(f"prices file {user_file}: cannot read it ({reason})") from None
         extra = parse_price_file(text, str(user_file))
         entries.update(extra.models)
+        user_entries = dict(extra.models)
         sources.update(extra.sources)
         if extra.as_of:
             as_of = f"{as_of}; {user_file}: {extra.as_of}"
-    return PriceTable(as_of=as_of, entries=entries, sources=sources, user_file=user_file)
+    return PriceTable(
+        as_of=as_of,
+        entries=entries,
+        sources=sources,
+        user_file=user_file,
+        user_entries=user_entries,
+    )
 
 
 def cost(

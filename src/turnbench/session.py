@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
-from turnbench.backends.providers import display_endpoint
+from turnbench.backends.providers import display_endpoint, served_by_provider
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.answers import load_answer_sets
@@ -250,9 +250,18 @@ class Session:
             repeat_aggregate=options.repeat_aggregate,
             panel_aggregate=options.panel_aggregate,
         )
-        prices = load_prices(options.prices)
+        prices = load_prices(options.prices).off_list(self._served_elsewhere())
         self._check_batch_and_cost(work, judges, prices)
         return Prepared(benchmark, work, config, judges, prices)
+
+    def _served_elsewhere(self) -> list[str]:
+        """The specs some role reaches through an endpoint other than their provider's own
+        API (a local server, a proxy): the shipped list prices do not price them."""
+        options = self.options
+        roles = [(j.spec, self._judge_backend_options(j)) for j in options.judge]
+        if self.mode == "run" and options.model is not None:
+            roles.append((options.model, self._model_backend_options()))
+        return [spec for spec, given in roles if not served_by_provider(parse_spec(spec), given)]
 
     def _check_batch_and_cost(
         self, work: Work, judges: list[JudgeSettings], prices: PriceTable
@@ -278,7 +287,15 @@ class Session:
                 )
         if options.max_cost is not None:
             models = ([options.model] if self.mode == "run" else []) + [j.spec for j in judges]
-            unknown = [m for m in models if m and prices.price_for(m) is None]
+            unknown = [m for m in dict.fromkeys(models) if m and prices.price_for(m) is None]
+            elsewhere = [m for m in unknown if m in prices.unlisted]
+            if elsewhere:
+                raise UserError(
+                    f"--max-cost needs the price of {', '.join(elsewhere)}: it is served by an "
+                    "endpoint other than its provider's own API (a local server, a proxy), so "
+                    "the price table's list price for its name does not apply; give its price "
+                    "with --prices FILE"
+                )
             if unknown:
                 raise UserError(
                     f"--max-cost needs the price of {', '.join(unknown)}, which the price "

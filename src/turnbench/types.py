@@ -359,6 +359,24 @@ class FailureRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
+class AttemptRecord(BaseModel):
+    """An attempt that was sent and returned nothing (a timeout, a dropped connection, a 5xx):
+    written the moment it failed, whether its request later succeeds or not, because a
+    provider may bill it. It holds the attempt's worst case in tokens (its prompt at one
+    token per UTF-8 byte plus chat overhead, its whole token limit: `costs.attempt_tokens`):
+    results.json prices them as `unanswered_cost_usd_worst_case`, and --max-cost counts them,
+    on resume too."""
+
+    kind: Literal["attempt"] = "attempt"
+    key: str  # the work (an answer's or a judgment's key) the attempt was for
+    stage: Literal["answer", "judgment"]
+    role: str  # "model" or the judge's id
+    error: str  # why it returned nothing (short, redacted)
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    ts: float = Field(default_factory=_now)
+
+
 class BatchRecord(BaseModel):
     """One step of a provider batch (`--judge-batch`, `--model-batch`), written the moment it
     happens, so a process killed at any point resumes the same batch instead of paying again.
@@ -397,4 +415,12 @@ class EndRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
-LogRecord = ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord | EndRecord
+LogRecord = (
+    ConfigRecord
+    | AnswerRecord
+    | JudgmentRecord
+    | FailureRecord
+    | AttemptRecord
+    | BatchRecord
+    | EndRecord
+)

@@ -198,3 +198,52 @@ def test_estimate_per_role():
 )
 def test_format_dollars(amount, text):
     assert format_dollars(amount) == text
+
+
+@pytest.mark.parametrize(
+    ("spec", "base_urls", "environ", "served"),
+    [
+        ("openai/gpt-4o-mini", (), {}, True),  # api.openai.com
+        ("openai/gpt-4o-mini", ("https://api.openai.com/v1",), {}, True),
+        ("openai/gpt-4o-mini", ("http://127.0.0.1:8000/v1",), {}, False),  # a local vLLM
+        ("openai/gpt-4o-mini", ("http://10.0.0.5/v1",), {}, False),
+        ("openai/gpt-4o-mini", ("https://proxy.example.com/v1",), {}, False),
+        # one replica elsewhere is enough to doubt the list price
+        (
+            "openai/gpt-4o-mini",
+            ("https://api.openai.com/v1", "http://localhost:8000/v1"),
+            {},
+            False,
+        ),
+        ("openai/gpt-4o-mini", (), {"OPENAI_BASE_URL": "http://localhost:11434/v1"}, False),
+        ("anthropic/claude-3-5-haiku", (), {}, True),
+        ("anthropic/claude-3-5-haiku", ("http://127.0.0.1:9/",), {}, False),
+        ("anthropic/claude-3-5-haiku", (), {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, False),
+        ("azure/gpt-4o", ("https://res.openai.azure.com",), {}, True),
+        ("azure/gpt-4o", ("http://127.0.0.1:9",), {}, False),
+        ("local/smollm2", (), {}, True),  # in process: the table's local/* ($0)
+    ],
+)
+def test_which_endpoints_the_list_prices_apply_to(monkeypatch, spec, base_urls, environ, served):
+    from turnbench.backends.factory import BackendOptions
+    from turnbench.backends.providers import served_by_provider
+
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "AZURE_OPENAI_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    options = BackendOptions(base_urls=base_urls)
+    assert served_by_provider(parse_spec(spec), options) is served
+
+
+def test_off_list_specs_are_priced_by_the_user_file_only(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"openai/mine": {"input": 1.0, "output": 2.0}}}))
+    table = load_prices(path).off_list(["openai/gpt-4o-mini", "openai/mine"])
+    assert table.price_for("openai/gpt-4o-mini") is None  # listed, but served elsewhere
+    assert table.cost("openai/mine", MILLION) == 3.0  # the user's own price still holds
+    assert table.cost("openai/gpt-4o", MILLION) == 2.50 + 10.00  # not off the list
+    assert load_prices().off_list(["local/x"]).price_for("local/x") is None
+    # the worst case of requests with these token bounds, at live prices
+    assert table.bound("openai/mine", MILLION) == 3.0
+    assert table.bound("openai/gpt-4o-mini", MILLION) is None

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from turnbench.backends.attempts import current_gate
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -60,7 +61,7 @@ from turnbench.backends.sdk_calls import (
     run_with_retries,
 )
 from turnbench.backends.sdk_transport import sdk_http_client
-from turnbench.errors import FatalBackendError, RequestFailedError, UserError
+from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError, UserError
 from turnbench.types import Completion, Message, RequestParams, Usage
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -299,18 +300,29 @@ class AnthropicBackend:
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
         started = time.monotonic()
         sent: dict[str, Any] = {}
+        gate = current_gate()
+        tries = 0  # attempts sent
+        billed = False  # the last one may have been billed, and returned nothing
 
         async def attempt() -> Completion:
-            body = build_request(
-                self.model_name,
-                messages,
-                params,
-                cache=self.prompt_cache,
-                drop_temperature=self._drop_temperature,
-            )
-            sent.clear()
-            sent.update(sampling_fields(params, drop_temperature=self._drop_temperature))
-            return await self._attempt(body)
+            nonlocal tries, billed
+            if gate is not None and billed:
+                refused = gate.retry(messages, params)
+                if refused is not None:
+                    raise AttemptRefusedError(
+                        f"{self.spec}: not retried after {tries} attempts ({refused})",
+                        tries,
+                        refused,
+                    )
+            billed = False
+            tries += 1
+            try:
+                return await self._send(messages, params, sent)
+            except Transient as error:
+                if gate is not None and error.billed:
+                    billed = True
+                    gate.unanswered(messages, params, error.message)
+                raise
 
         retrying = False
 
@@ -325,6 +337,9 @@ class AnthropicBackend:
             completion, attempts = await run_with_retries(
                 attempt, self._policy, on_retry=count_retry, congestion_is_free=self.adaptive
             )
+        except AttemptRefusedError as error:  # (run_with_retries counted it as sent)
+            self.stats.failures += 1
+            raise AttemptRefusedError(error.message, tries, error.reason) from None
         except GaveUp as error:
             self.stats.failures += 1
             raise RequestFailedError(
@@ -343,6 +358,21 @@ class AnthropicBackend:
         completion.endpoint = self.endpoint or None
         self.stats.add_usage(completion.usage)
         return completion
+
+    async def _send(
+        self, messages: list[Message], params: RequestParams, sent: dict[str, Any]
+    ) -> Completion:
+        """One attempt; `sent` gets the sampling fields it carried."""
+        body = build_request(
+            self.model_name,
+            messages,
+            params,
+            cache=self.prompt_cache,
+            drop_temperature=self._drop_temperature,
+        )
+        sent.clear()
+        sent.update(sampling_fields(params, drop_temperature=self._drop_temperature))
+        return await self._attempt(body)
 
     async def _attempt(self, body: dict[str, Any]) -> Completion:
         typed = {k: body[k] for k in ("model", "messages", "max_tokens", "system") if k in body}
@@ -370,6 +400,7 @@ class AnthropicBackend:
                         f"model rejects temperature ({error_detail(error, self._redact)}); "
                         "resending without it",
                         retry_after=0.0,
+                        billed=False,  # a 400: refused before any work
                     ) from None
                 mapped = classify_sdk_error(
                     error,

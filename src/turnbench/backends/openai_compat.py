@@ -8,6 +8,9 @@ replies.py, and this module owns the single retry layer, the choice of replica
 - 408, 409, 429, 5xx, timeouts, dropped connections, malformed bodies, empty choices and
   null content: retried (bounded by --max-attempts and --retry-max-time; Retry-After
   honoured, capped). Under --concurrency auto, 429 and 503 cost no attempt, only time.
+- every attempt after one that may have been billed (see `attempts.may_be_billed`) is
+  admitted by the engine's budget before it is sent, and the one that returned nothing is
+  reported to it (`turnbench.backends.attempts`).
 - 401, 403, 404: fatal, the whole run stops at once (no point burning requests).
 - other 4xx and redirects: this request failed (recorded, retried by the next run).
 """
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turnbench import __version__
+from turnbench.backends.attempts import current_gate, may_be_billed
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -46,7 +50,7 @@ from turnbench.backends.retry import (
     parse_retry_after,
 )
 from turnbench.backends.urls import url_secrets
-from turnbench.errors import FatalBackendError, RequestFailedError
+from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError
 from turnbench.types import Completion, Message, RequestParams
 
 __all__ = ["OpenAICompatBackend", "TransientError", "is_reasoning_model"]
@@ -200,6 +204,7 @@ class OpenAICompatBackend:
         started = time.monotonic()
         state = _Attempts()
         retrying = False
+        gate = current_gate()
         try:
             while True:
                 try:
@@ -210,6 +215,9 @@ class OpenAICompatBackend:
                     try:
                         message = short_detail(str(error), self._redact)
                         self.stats.last_error = message
+                        billed = gate is not None and may_be_billed(error)
+                        if gate is not None and billed:
+                            gate.unanswered(messages, params, message)
                         if not retrying:
                             retrying = True
                             self.stats.retrying += 1
@@ -223,6 +231,17 @@ class OpenAICompatBackend:
                             raise RequestFailedError(
                                 f"{self.spec}: gave up after {state.sent} attempts: {message}",
                                 state.sent,
+                            ) from None
+                        refused = None
+                        if gate is not None and billed:
+                            refused = gate.retry(messages, params)
+                        if refused is not None:
+                            self.stats.failures += 1
+                            raise AttemptRefusedError(
+                                f"{self.spec}: not retried after {state.sent} attempts "
+                                f"({refused}); the last: {message}",
+                                state.sent,
+                                refused,
                             ) from None
                         await asyncio.sleep(delay)
                     finally:

@@ -81,6 +81,26 @@ def display_endpoint(spec: ModelSpec, options: BackendOptions) -> str | None:
     return ", ".join(display_url(url) or "" for url in resolve_base_urls(options))
 
 
+def served_by_provider(spec: ModelSpec, options: BackendOptions) -> bool:
+    """Whether every request for `spec` goes to its provider's own API (api.openai.com,
+    api.anthropic.com, an Azure OpenAI resource) or runs in process (`local/...`), so that
+    the provider's list price for the model's name is what the requests cost. A local
+    server, a proxy or any other base URL serves whatever it likes under that name."""
+    from turnbench.backends.options import resolve_base_urls
+    from turnbench.backends.keys import OPENAI_RULE
+
+    if spec.provider == "local":
+        return True
+    if spec.provider == "anthropic":
+        from turnbench.backends.anthropic_native import ANTHROPIC_BASE_URL
+
+        return ANTHROPIC_RULE.needs_key(anthropic_base_url(spec, options) or ANTHROPIC_BASE_URL)
+    if spec.provider == "azure":
+        endpoint = azure_base_url(spec, options)
+        return endpoint is not None and AZURE_RULE.needs_key(endpoint)
+    return all(OPENAI_RULE.needs_key(url) for url in resolve_base_urls(options))
+
+
 def _resolved_key(
     spec: ModelSpec, options: BackendOptions, given: str | None, rule: KeyRule
 ) -> str | None:

@@ -51,15 +51,23 @@ class BackoffWait:
 
 class Transient(Exception):
     """A failure worth another attempt; `retry_after` is the server's own hint, if any;
-    `congestion`: the server is rate limiting or overloaded (429, 503, 529)."""
+    `congestion`: the server is rate limiting or overloaded (429, 503, 529); `billed`: the
+    attempt may still be billed (not a refusal before any work: see
+    `turnbench.backends.attempts.may_be_billed`; default: unless congestion)."""
 
     def __init__(
-        self, message: str, retry_after: float | None = None, *, congestion: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        congestion: bool = False,
+        billed: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
         self.congestion = congestion
+        self.billed = not congestion if billed is None else billed
 
 
 CONGESTION_STATUS = frozenset({429, 503, 529})

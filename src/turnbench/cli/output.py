@@ -129,15 +129,25 @@ def spent_line(results: dict) -> str | None:
     from turnbench.prices import format_dollars
 
     usage = results.get("usage") or {}
-    parts, as_of = [], None
+    parts, unanswered, as_of = [], [], None
     for role, name in (("model", "answers"), ("judge", "judgments")):
         row = usage.get(role) or {}
         if row.get("requests_logged"):
             parts.append(f"{name} {format_dollars(row.get('cost_usd'))}")
             as_of = as_of or row.get("prices_as_of")
-    if not parts:
+        attempts = row.get("unanswered_attempts")
+        if isinstance(attempts, int) and attempts > 0:
+            worst = format_dollars(row.get("unanswered_cost_usd_worst_case"))
+            unanswered.append(f"{name} {attempts} (up to {worst})")
+            as_of = as_of or row.get("prices_as_of")
+    if not parts and not unanswered:
         return None
-    return f"Spent: {', '.join(parts)} (prices as of {as_of})"
+    line = f"Spent: {', '.join(parts) or 'nothing logged'} (prices as of {as_of})"
+    if unanswered:
+        line += (
+            f"; attempts that returned nothing, which a provider may bill: {', '.join(unanswered)}"
+        )
+    return line
 
 
 def print_estimate(

@@ -1,9 +1,12 @@
 """Dollars during a run: what a logged record cost, and the most a request can cost.
 
-`--max-cost USD` admits a request only when the dollars already logged by this invocation,
+`--max-cost USD` admits a request only when the dollars the run has spent (every
+invocation's logged records, and the worst case of every attempt that returned nothing),
 plus the worst case of every request in flight, plus the worst case of this one stay within
-USD. The worst case is a bound, not an estimate, so the limit is never crossed whatever the
-model answers:
+USD; and it admits every retry the same way, before it is sent. An attempt that returned
+nothing (a timeout, a dropped connection, a 5xx) may still be billed by the provider, so it
+counts at its worst case (`attempt_tokens`), whatever --max-attempts allows. The worst case
+is a bound, not an estimate, so the limit is never crossed whatever the model answers:
 
 - prompt tokens: at most one per UTF-8 byte of the messages (byte-level BPE tokenizers never
   make more), plus 4 per message and 3 for the reply's start (the chat format's overhead),
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 from turnbench.judging.formats import ReplyFormat
 from turnbench.judging.judge import Judge
-from turnbench.prices import PER, ModelPrice, PriceTable
+from turnbench.prices import ModelPrice, PriceTable
 from turnbench.types import Message, RequestParams, Usage
 
 CHARS_PER_TOKEN = 4  # rough estimate for --dry-run and missing usage (no tokenizer download)
@@ -42,16 +45,20 @@ def prompt_token_bound(messages: Sequence[Mapping[str, str]]) -> int:
     )
 
 
-def _input_price(price: ModelPrice) -> float:
-    return max(price.input, price.cache_write or 0.0)
-
-
 def request_bound(
     price: ModelPrice, prompt_tokens: int, completion_tokens: int, *, batch: bool = False
 ) -> float:
     """The most one request with these token bounds can cost."""
-    dollars = (prompt_tokens * _input_price(price) + completion_tokens * price.output) / PER
-    return dollars * (1 - price.batch_discount) if batch else dollars
+    return price.bound(prompt_tokens, completion_tokens, batch=batch)
+
+
+def attempt_tokens(messages: Sequence[Mapping[str, str]], params: RequestParams) -> Usage:
+    """The most tokens one attempt of a request can be billed for: its prompt bound and its
+    whole token limit (the worst case of an attempt that returned nothing)."""
+    return Usage(
+        prompt_tokens=prompt_token_bound(messages),
+        completion_tokens=params.max_tokens or UNLIMITED_COMPLETION,
+    )
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,12 @@ class CostMeter:
             total += request_bound(price, reask_prompt, reask_limit)
             previous = reask_limit
         return total
+
+    def bound(self, role: str, tokens: Usage) -> float:
+        """The most attempts of `role` with these token bounds (`attempt_tokens`) can cost,
+        at live prices (retries are sent live); 0 for a model without a price."""
+        price = self._price_of(role)
+        return 0.0 if price is None else price.bound(tokens.prompt_tokens, tokens.completion_tokens)
 
     def cost(self, role: str, usage: Usage, batch: Usage | None = None) -> float:
         """What a logged record of `role` cost (0 for a model without a price)."""

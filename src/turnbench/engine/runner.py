@@ -17,15 +17,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+from turnbench.backends.attempts import gated
 from turnbench.backends.base import Backend
-from turnbench.engine.costs import CHARS_PER_TOKEN, CostMeter
+from turnbench.engine.costs import CHARS_PER_TOKEN, CostMeter, attempt_tokens
 from turnbench.engine.progress import Progress
-from turnbench.errors import BudgetExhaustedError, FatalBackendError, RequestFailedError
+from turnbench.errors import (
+    AttemptRefusedError,
+    BudgetExhaustedError,
+    FatalBackendError,
+    RequestFailedError,
+)
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.types import (
     AnswerRecord,
+    AttemptRecord,
     Completion,
     FailureRecord,
     JudgmentRecord,
@@ -50,14 +57,16 @@ START_SLICE = 16
 
 @dataclass
 class Budget:
-    """Limits of one invocation (a re-run starts with a fresh budget).
+    """Limits of a run: `max_requests` and `max_tokens` of one invocation (a re-run starts
+    them afresh), `max_cost` of the whole run, every invocation of it.
 
     `max_requests` counts answers and judgments started (a judgment's re-asks and any
     request's retries belong to it); `max_tokens` counts the prompt + completion tokens the
     server reported for what this invocation logged, or for a reply whose usage was missing
     or invalid (read as 0 prompt tokens) an estimate of 4 characters a token, as --dry-run
-    estimates; `max_cost` the dollars of what this invocation logged plus the worst case of
-    every request in flight (the price table's).
+    estimates; `max_cost` the dollars of what the run's log holds (its records, and the worst
+    case of every attempt that returned nothing: `AttemptRecord`) plus the worst case of
+    every request in flight (the price table's), each retry admitted before it is sent.
     """
 
     max_requests: int | None = None
@@ -105,7 +114,10 @@ class RunContext:
         self._tokens = 0  # tokens of the records this invocation logged
         self._estimate_said = False  # the warning that a server's usage is estimated
         self._dollars = 0.0  # what the records this invocation logged cost
+        self._unanswered = 0.0  # the worst case of this invocation's unanswered attempts
         self._reserved = 0.0  # the worst-case dollars of the requests in flight
+        # what earlier invocations of the run spent: their records, their unanswered attempts
+        self._before = _logged_dollars(log, costs) if costs is not None else (0.0, 0.0)
         self._settled: asyncio.Event | None = None
         self._slots: dict[int, asyncio.Semaphore] = {}
 
@@ -118,15 +130,31 @@ class RunContext:
             return f"--max-requests {budget.max_requests} reached"
         if budget.max_tokens is not None and self._tokens >= budget.max_tokens:
             return f"--max-tokens-total {budget.max_tokens} reached ({self._tokens} used)"
-        if budget.max_cost is not None and (
-            self._dollars + self._reserved + worst > budget.max_cost
-        ):
-            return (
-                f"--max-cost {budget.max_cost:g} reached: ${self._dollars:.4f} spent, "
-                f"${self._reserved:.4f} in flight at worst, the next request could cost up to "
-                f"${worst:.4f}"
+        return self._over_cost(worst)
+
+    def _over_cost(self, worst: float) -> str | None:
+        """Why --max-cost allows no request or attempt costing up to `worst`, or None."""
+        limit = self.budget.max_cost
+        if limit is None:
+            return None
+        before = sum(self._before)
+        spent = before + self._dollars + self._unanswered
+        if spent + self._reserved + worst <= limit:
+            return None
+        unanswered = self._before[1] + self._unanswered
+        parts = [f"${spent:.4f} spent"]
+        if before:
+            parts.append(
+                f"${before:.4f} of it by earlier invocations of this run (they count: raise "
+                "--max-cost to continue)"
             )
-        return None
+        if unanswered:
+            parts.append(f"${unanswered:.4f} of it at worst on attempts that returned nothing")
+        reserved = max(0.0, self._reserved)  # (no "-0.0000" from rounding)
+        return (
+            f"--max-cost {limit:g} reached: {', '.join(parts)}, ${reserved:.4f} in "
+            f"flight at worst, the next request could cost up to ${worst:.4f}"
+        )
 
     @property
     def dollars(self) -> float:
@@ -149,18 +177,34 @@ class RunContext:
             self._slots[id(backend)] = slot
         return slot
 
+    async def _stop(self, reason: str) -> None:
+        """Let the requests in flight finish and be logged, then stop the run."""
+        while self._in_flight:
+            if self._settled is None or self._settled.is_set():
+                self._settled = asyncio.Event()
+            await self._settled.wait()
+        raise BudgetExhaustedError(reason)
+
     @contextlib.asynccontextmanager
     async def _admitted_request(
-        self, backend: Backend | None, worst: float = 0.0
+        self,
+        backend: Backend | None,
+        worst: float = 0.0,
+        *,
+        key: str,
+        stage: Literal["answer", "judgment"],
+        role: str,
     ) -> AsyncIterator[None]:
         """Hold one admitted answer or judgment for the duration of the block.
 
         Checking and counting happen with no await in between, so concurrent samples cannot
         overshoot --max-requests or --max-cost (`worst`: the most the request can cost,
-        reserved while it is in flight). Once the budget is spent, no new request starts;
-        the ones already started finish and are logged (nothing paid for is thrown away),
-        and only then does BudgetExhaustedError stop the run. `backend` None: the request
-        goes into a provider batch (no concurrency slot: a batch holds all of them).
+        reserved while it is in flight). Every retry the backend wants to send after an
+        attempt that returned nothing is admitted the same way (`_Attempts`, the block's
+        gate). Once the budget is spent, no new request starts; the ones already started
+        finish and are logged (nothing paid for is thrown away), and only then does
+        BudgetExhaustedError stop the run. `backend` None: the request goes into a provider
+        batch (no concurrency slot: a batch holds all of them).
         """
         slot = self._slot(backend) if backend is not None else None
         if slot is not None:
@@ -169,23 +213,24 @@ class RunContext:
         if reason is not None:
             if slot is not None:
                 slot.release()
-            while self._in_flight:
-                if self._settled is None or self._settled.is_set():
-                    self._settled = asyncio.Event()
-                await self._settled.wait()
-            raise BudgetExhaustedError(reason)
+            await self._stop(reason)
         self._admitted += 1
         self._in_flight += 1
         self._reserved += worst
+        attempts = _Attempts(self, key=key, stage=stage, role=role, held=worst)
         try:
-            yield
+            with gated(attempts):
+                yield
         finally:
-            self._reserved -= worst
+            self._reserved -= attempts.held
             self._in_flight -= 1
             if self._in_flight == 0 and self._settled is not None:
                 self._settled.set()
             if slot is not None:
                 slot.release()
+
+    def _attempt_worst(self, role: str, tokens: Usage) -> float:
+        return self.costs.bound(role, tokens) if self.costs is not None else 0.0
 
     def _fail(
         self,
@@ -239,7 +284,10 @@ class RunContext:
         queue = self.batches.get("model")
         worst = self.costs.worst_answer(messages, params) if self.costs else 0.0
         batch_id = None
-        async with self._admitted_request(None if queue else self.model_backend, worst):
+        refused: str | None = None
+        async with self._admitted_request(
+            None if queue else self.model_backend, worst, key=key, stage="answer", role="model"
+        ):
             self.counters.answers_requested += 1
             try:
                 if queue is not None:
@@ -248,7 +296,11 @@ class RunContext:
                     completion = await self.model_backend.complete(messages, params)
             except RequestFailedError as error:
                 self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
-                return None
+                if not isinstance(error, AttemptRefusedError):
+                    return None
+                refused = error.reason
+        if refused is not None:
+            await self._stop(refused)
         cleaned = clean_answer(completion.text, self.strip_think)
         text = cleaned.text
         record = AnswerRecord(
@@ -332,7 +384,10 @@ class RunContext:
         queue = self.batches.get(judge.id)
         asking = judge if queue is None else _first_via_batch(judge, queue, key)
         worst = self.costs.worst_judgment(judge, task.messages, reply) if self.costs else 0.0
-        async with self._admitted_request(None if queue else judge.backend, worst):
+        refused: str | None = None
+        async with self._admitted_request(
+            None if queue else judge.backend, worst, key=key, stage="judgment", role=judge.id
+        ):
             self.counters.judgments_requested += 1
             try:
                 outcome = await asking.ask(task.messages, reply)
@@ -347,7 +402,11 @@ class RunContext:
                     judge=judge.id,
                     pair=pair,
                 )
-                return None
+                if not isinstance(error, AttemptRefusedError):
+                    return None
+                refused = error.reason
+        if refused is not None:
+            await self._stop(refused)
         batched = asking.backend if isinstance(asking.backend, _FirstViaBatch) else None
         last = outcome.last
         self.counters.reasks += len(outcome.outputs) - 1
@@ -456,6 +515,72 @@ class RunContext:
         if self.costs is not None:
             role = "model" if isinstance(record, AnswerRecord) else record.judge
             self._dollars += self.costs.cost(role, record.usage, record.batch_usage)
+
+
+class _Attempts:
+    """The attempt gate (`turnbench.backends.attempts`) of one admitted request.
+
+    `held` is what the request still has reserved: its admission's worst case (the first
+    attempt of each of its requests: a judgment's first request and its re-asks), less the
+    worst case of every attempt that returned nothing, plus that of every retry admitted.
+    An attempt that returned nothing moves its worst case from reserved to spent (it is
+    logged at once as an `AttemptRecord`: a provider may bill it); a retry is sent only if
+    the spent, the reserved and its own worst case stay within --max-cost.
+    """
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        *,
+        key: str,
+        stage: Literal["answer", "judgment"],
+        role: str,
+        held: float,
+    ) -> None:
+        self._ctx = ctx
+        self._key = key
+        self._stage: Literal["answer", "judgment"] = stage
+        self._role = role
+        self.held = held
+
+    def unanswered(self, messages: list[Message], params: RequestParams, error: str) -> None:
+        ctx = self._ctx
+        tokens = attempt_tokens(messages, params)
+        ctx.log.append(
+            AttemptRecord(
+                key=self._key,
+                stage=self._stage,
+                role=self._role,
+                error=error,
+                prompt_tokens=tokens.prompt_tokens,
+                completion_tokens=tokens.completion_tokens,
+            )
+        )
+        worst = ctx._attempt_worst(self._role, tokens)
+        ctx._unanswered += worst
+        freed = min(worst, self.held)
+        self.held -= freed
+        ctx._reserved -= freed
+
+    def retry(self, messages: list[Message], params: RequestParams) -> str | None:
+        ctx = self._ctx
+        worst = ctx._attempt_worst(self._role, attempt_tokens(messages, params))
+        refused = ctx._over_cost(worst)
+        if refused is None:
+            self.held += worst
+            ctx._reserved += worst
+        return refused
+
+
+def _logged_dollars(log: RunLog, costs: CostMeter) -> tuple[float, float]:
+    """What the run's log holds already: the dollars of its records, and the worst case of
+    its attempts that returned nothing (priced by this invocation's roles)."""
+    index = log.index
+    spent = costs.cost("model", index.answer_usage.usage, index.answer_usage.batch)
+    for role, totals in index.judge_usage.items():
+        spent += costs.cost(role, totals.usage, totals.batch)
+    unanswered = sum(costs.bound(role, t.usage) for role, t in index.unanswered.items())
+    return spent, unanswered
 
 
 class _FirstViaBatch:

@@ -11,6 +11,7 @@ one into small summaries as it is read or appended, and the record is dropped:
 - `invalid`: records left out because they cannot be trusted (`record_problem`): of the
   finished work, and of the usage sums;
 - usage per role (answers generated here; each judge), with the part paid at batch prices;
+- attempts that returned nothing, per role ("model" or a judge id), in worst-case tokens;
 - the distinct request parameters, reported models and fingerprints (provenance);
 - the invocations' spans (timing) and every config record;
 - batch records (`batches`): the provider batches of the run and their outcome.
@@ -38,6 +39,7 @@ from turnbench.record_keys import (
 )
 from turnbench.types import (
     AnswerRecord,
+    AttemptRecord,
     BatchRecord,
     ConfigRecord,
     EndRecord,
@@ -390,6 +392,9 @@ class LogIndex:
         self.judge_usage: dict[str, RoleTotals] = {}  # judge id -> its judgments
         self.answer_provenance = RoleProvenance()
         self.judge_provenance: dict[str, RoleProvenance] = {}
+        # role ("model" or a judge id) -> its attempts that returned nothing (`AttemptRecord`,
+        # in worst-case tokens; `requests_logged` counts the attempts)
+        self.unanswered: dict[str, RoleTotals] = {}
         self.submissions: dict[str, BatchSubmission] = {}  # provider batches, by submission
         self.batch_items: dict[str, str] = {}  # custom_id -> its latest unconsumed submission
         self.records = 0
@@ -416,6 +421,15 @@ class LogIndex:
             return
         if isinstance(record, BatchRecord):
             self._batch(record)
+            return
+        if isinstance(record, AttemptRecord):
+            totals = self.unanswered.get(record.role)
+            if totals is None:
+                totals = self.unanswered[record.role] = RoleTotals()
+            tokens = Usage(
+                prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens
+            )
+            totals.add(tokens, None)
             return
         key = record_key(record)
         if self.batch_items:  # (the batch's result for this work has been used either way)

@@ -41,6 +41,7 @@ from turnbench.record_keys import config_key, end_key
 from turnbench.safetext import fix_tree
 from turnbench.types import (
     AnswerRecord,
+    AttemptRecord,
     BatchRecord,
     ConfigRecord,
     EndRecord,
@@ -56,6 +57,7 @@ _RECORD_TYPES = {
     "answer": AnswerRecord,
     "judgment": JudgmentRecord,
     "failure": FailureRecord,
+    "attempt": AttemptRecord,
     "batch": BatchRecord,
     "end": EndRecord,
 }
@@ -86,7 +88,13 @@ def parse_record(line: str) -> LogRecord:
 
 _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
     Annotated[
-        ConfigRecord | AnswerRecord | JudgmentRecord | FailureRecord | BatchRecord | EndRecord,
+        ConfigRecord
+        | AnswerRecord
+        | JudgmentRecord
+        | FailureRecord
+        | AttemptRecord
+        | BatchRecord
+        | EndRecord,
         Field(discriminator="kind"),
     ]
 )

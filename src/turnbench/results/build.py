@@ -99,7 +99,11 @@ class ModelResults(BaseModel):
 class RoleUsage(BaseModel):
     """Tokens of one role (the model's answers generated here, or the judges) over every
     record it logged, and what they cost at the price table's prices (`cost_usd` null when a
-    model of the role has no price; `prices_as_of` the table's date)."""
+    model of the role has no price; `prices_as_of` the table's date). `unanswered_attempts`:
+    attempts sent that returned nothing (a timeout, a dropped connection, a 5xx), counted
+    whether their request later succeeded or not; `unanswered_cost_usd_worst_case`: their
+    worst case in dollars (prompt at one token per UTF-8 byte plus chat overhead, the whole
+    token limit), since a provider may bill them; null when unpriced."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -112,6 +116,10 @@ class RoleUsage(BaseModel):
     batch_completion_tokens: int = 0
     cost_usd: float | None = None
     prices_as_of: str | None = None
+    # attempts that were sent and returned nothing (timeouts, dropped connections, 5xx),
+    # and their worst case in dollars: a provider may bill them (null when unpriced)
+    unanswered_attempts: int = 0
+    unanswered_cost_usd_worst_case: float | None = None
 
 
 class RequestFailure(BaseModel):
@@ -298,8 +306,11 @@ def timing(records: Sequence[LogRecord] | LogIndex, finished: float) -> Timing:
     return Timing(first, finished, round(sum(end - start for start, end in spans), 3))
 
 
-def _usage(totals: RoleTotals, cost: float | None, as_of: str | None) -> dict[str, Any]:
+def _usage(
+    totals: RoleTotals, cost: float | None, as_of: str | None, unanswered: tuple[int, float | None]
+) -> dict[str, Any]:
     usage, batch = totals.usage, totals.batch
+    attempts, worst = unanswered
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
@@ -310,6 +321,8 @@ def _usage(totals: RoleTotals, cost: float | None, as_of: str | None) -> dict[st
         "batch_completion_tokens": batch.completion_tokens,
         "cost_usd": cost,
         "prices_as_of": as_of,
+        "unanswered_attempts": attempts,
+        "unanswered_cost_usd_worst_case": worst,
     }
 
 
@@ -362,14 +375,39 @@ def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[s
         prices = load_prices()
     judges = [(judge.id, index.judge_usage.get(judge.id, RoleTotals())) for judge in config.judges]
     model = [(config.model, index.answer_usage)] if config.model else []
+    unanswered_model = [(config.model, index.unanswered.get("model"))] if config.model else []
+    unanswered_judges = [(judge.id, index.unanswered.get(judge.id)) for judge in config.judges]
     return {
-        "model": _usage(index.answer_usage, _role_cost(prices, model), prices.as_of),
+        "model": _usage(
+            index.answer_usage,
+            _role_cost(prices, model),
+            prices.as_of,
+            _unanswered(prices, unanswered_model),
+        ),
         "judge": _usage(
             index.judges_usage([j.id for j in config.judges]),
             _role_cost(prices, judges),
             prices.as_of,
+            _unanswered(prices, unanswered_judges),
         ),
     }
+
+
+def _unanswered(
+    prices: Any, specs: Sequence[tuple[str, RoleTotals | None]]
+) -> tuple[int, float | None]:
+    """A role's attempts that returned nothing, and their worst case in dollars (None when
+    a model that had some has no price)."""
+    attempts, total = 0, 0.0
+    priced = True
+    for spec, totals in specs:
+        if totals is None or not totals.requests_logged:
+            continue
+        attempts += totals.requests_logged
+        worst = prices.bound(spec, totals.usage)
+        priced = priced and worst is not None
+        total += worst or 0.0
+    return attempts, total if priced else None
 
 
 def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> dict[str, Any]:
