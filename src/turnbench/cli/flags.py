@@ -18,6 +18,7 @@ import typer
 
 from turnbench.errors import UserError
 from turnbench.options import JudgeOption
+from turnbench.textio import NestingError, json_problem, loads_json
 
 RUN, JUDGE = "run", "judge"
 BOTH = frozenset({RUN, JUDGE})
@@ -264,7 +265,9 @@ def parse_json_object(text: str | None, flag: str) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        value = json.loads(text)
+        value = loads_json(text)
+    except NestingError as error:
+        raise UserError(f"{flag}: {json_problem(error)}") from None
     except json.JSONDecodeError as error:
         raise UserError(f"{flag}: not valid JSON ({error.msg}): {text!r}") from None
     if not isinstance(value, dict):
