@@ -33,7 +33,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from turnbench.errors import UserError
-from turnbench.textio import ErrorCollector, read_json, validate_row
+from turnbench.textio import (
+    ErrorCollector,
+    NestingError,
+    json_problem,
+    loads_json,
+    read_json,
+    validate_row,
+)
 
 Outcome = Literal["model_1", "model_2", "tie"]  # relative to the sorted pair
 SETUPS = ("S1", "S2")
@@ -133,9 +140,9 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as error:
-                collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
+                rows.append((number, loads_json(line)))
+            except (json.JSONDecodeError, NestingError) as error:
+                collector.add(number, json_problem(error))
     collector.raise_if_any()
     return rows
 
