@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from turnbench.errors import UserError
+from turnbench.safetext import name_problem
 from turnbench.textio import (
     ErrorCollector,
     NestingError,
@@ -163,6 +164,11 @@ def load_votes(path: Path) -> list[Vote]:
             continue
         if isinstance(raw.judge, list) and not raw.judge:
             collector.add(line, "judge is an empty list")
+            continue
+        named = {"model_a": raw.model_a, "model_b": raw.model_b, "judge": judge_name(raw.judge)}
+        bad = [(f, n, p) for f, n in named.items() if (p := name_problem(n)) is not None]
+        if bad:
+            collector.add(line, "; ".join(f"{f} {n!r} {p}" for f, n, p in bad))
             continue
         try:
             votes.append(

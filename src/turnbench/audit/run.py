@@ -51,7 +51,7 @@ from turnbench.options import JudgeOption
 from turnbench.runlog import RunLog, config_record
 from turnbench.runner import Progress, RunContext, RunOutcome, execute
 from turnbench.specs import parse_spec
-from turnbench.types import SamplingConfig
+from turnbench.types import MAX_TOKEN_LIMIT, SamplingConfig
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 DEFAULTS = {"questions": None, "repeats": 3, "judge_max_tokens": 2048, "max_reasks": None}
@@ -73,8 +73,8 @@ class AuditOptions(BaseModel):
     repeats: int | None = Field(default=None, ge=2, le=20)
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int | None = Field(default=None, ge=0)
-    judge_max_tokens: int | None = Field(default=None, ge=1)
-    reask_max_tokens: int | None = Field(default=None, ge=1)
+    judge_max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
+    reask_max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
     judge_temperature: float = Field(default=0.0, ge=0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"

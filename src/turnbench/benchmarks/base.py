@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from turnbench.data import DataFile, DataLocator
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
+from turnbench.safetext import name_problem, plain
 from turnbench.types import Message, RequestParams, SampleId, SamplingConfig
 
 History = Literal["golden", "self"]
@@ -164,6 +165,14 @@ class AnswerSet:
     path: Path
     sha256: str
     turns: dict[SampleId, dict[int, str]]
+
+    def __post_init__(self) -> None:
+        # every answer set, whatever its source (a file's name, a run's log, an import),
+        # enters here: a name that would be dropped or break a table is refused once
+        problem = name_problem(self.model)
+        if problem is not None:
+            where = plain(str(self.path), keep_newlines=False)
+            raise UserError(f"{where}: the model name {self.model!r} {problem}")
 
 
 @dataclass

@@ -19,6 +19,7 @@ import typer
 from turnbench.errors import UserError
 from turnbench.options import JudgeOption
 from turnbench.textio import NestingError, json_problem, loads_json
+from turnbench.types import MAX_TOKEN_LIMIT
 
 RUN, JUDGE = "run", "judge"
 BOTH = frozenset({RUN, JUDGE})
@@ -96,8 +97,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("system_prompt", str | None, None, _opt("--system-prompt", help="System message for "
          "the model (default: none; the server applies the model's chat template)."),
          frozenset({RUN})),
-    Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, help="Answer token "
-         "limit (default: the benchmark's, 1024 for MT-Bench, 4096 for MT-Bench-101)."),
+    Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, max=MAX_TOKEN_LIMIT,
+         help="Answer token limit (default: the benchmark's, 1024 for MT-Bench, 4096 for "
+         "MT-Bench-101)."),
          frozenset({RUN})),
     Flag("temperature", float | None, None, _opt("--temperature", min=0.0, help="Answer "
          "temperature for every sample (default: the benchmark's own table)."),
@@ -108,9 +110,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
          "<think>...</think> blocks from answers before judging (an answer cut off inside one "
          "is judged as empty and counted); --no-strip-think judges the text as written.")),
-    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
-    Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
-         "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),
+    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1, max=MAX_TOKEN_LIMIT)),
+    Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1,
+         max=MAX_TOKEN_LIMIT, help="Token limit of a judge re-ask, which only needs the rating "
+         "(default: --judge-max-tokens).")),
     Flag("judge_temperature", float | None, None, _opt("--judge-temperature", min=0.0,
          help="Judge temperature (default 0; none is sent with StructFlowBench's --parser "
          "compat, as its reference sends none).")),
