@@ -221,6 +221,21 @@ def run_votes(run_dir: Path) -> list[Vote]:
 
 
 # -- agreement -------------------------------------------------------------------------------
+#: characters that keep two judge names from being joined readably and still split back
+_UNJOINABLE = frozenset('|["')
+
+
+def pair_key(first: str, second: str, separator: str = "|") -> str:
+    """The key of a judge pair in a report: `first|second` (as FastChat writes it), or, when
+    a name holds `|` (or `[` or `"`, which a JSON key starts with and holds), the pair as a
+    JSON list `["a|b", "c"]`. Either way the key names one pair only: joined keys of names
+    such as `a|b` + `c` and `a` + `b|c` would be the same string, and one pair's numbers
+    would overwrite the other's."""
+    if _UNJOINABLE.isdisjoint(first) and _UNJOINABLE.isdisjoint(second):
+        return f"{first}{separator}{second}"
+    return json.dumps([first, second], ensure_ascii=False)
+
+
 def _judge_order(name: str) -> tuple[int, int, str]:
     """Machine judges first, then authors, then humans: "gpt4-pair|human"."""
     return (name == "human", name == "author", name)
@@ -255,7 +270,8 @@ def _stats(pairs: list[tuple[str, str]], symmetric: bool) -> dict[str, Any]:
 
 
 def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
-    """{"judge1|judge2": {turn: {"S1": stats, "S2": stats}}} for every judge pair present."""
+    """{"judge1|judge2": {turn: {"S1": stats, "S2": stats}}} for every judge pair present
+    (keys made by `pair_key`, unambiguous whatever the judges' names)."""
     table: dict[int, dict[tuple[str, str, str], dict[str, list[str]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -298,7 +314,7 @@ def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]
                 "S1": _stats(compared, first == second),
                 "S2": _stats(no_ties, first == second),
             }
-        report[f"{first}|{second}"] = by_turn
+        report[pair_key(first, second)] = by_turn
     return report
 
 
