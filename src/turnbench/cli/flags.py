@@ -106,11 +106,14 @@ FLAGS: tuple[Flag, ...] = (
          frozenset({RUN})),
     Flag("model_extra", str | None, None, _opt("--model-extra", help="Extra JSON fields for "
          "answer requests."), frozenset({RUN})),
-    Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
+    Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param", help="The "
+         "request field that carries the answer token limit; auto: max_completion_tokens and "
+         "no temperature for OpenAI reasoning models, max_tokens otherwise."), frozenset({RUN})),
     Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
          "<think>...</think> blocks from answers before judging (an answer cut off inside one "
          "is judged as empty and counted); --no-strip-think judges the text as written.")),
-    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1, max=MAX_TOKEN_LIMIT)),
+    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1, max=MAX_TOKEN_LIMIT,
+         help="Token limit of a judge reply.")),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1,
          max=MAX_TOKEN_LIMIT, help="Token limit of a judge re-ask, which only needs the rating "
          "(default: --judge-max-tokens).")),
@@ -119,8 +122,9 @@ FLAGS: tuple[Flag, ...] = (
          "compat, as its reference sends none).")),
     Flag("judge_extra", str | None, None, _opt("--judge-extra", help="Extra JSON fields for "
          "judge requests, e.g. '{\"seed\": 1}'.")),
-    Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
-         "max_completion_tokens and no temperature for OpenAI reasoning models.")),
+    Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="The "
+         "request field that carries the judge's token limit; auto: max_completion_tokens and "
+         "no temperature for OpenAI reasoning models, max_tokens otherwise.")),
     Flag("judge_scoring", Literal["parsed", "weighted"], "parsed", _opt("--judge-scoring",
          help="parsed: the rating the judge wrote; weighted: the expected rating from the "
          "reply's log probabilities (continuous, fewer ties; falls back to parsed, counted, "
