@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.dataclasses import dataclass
 
 from turnbench.errors import UserError
+from turnbench.types import MAX_TOKEN_LIMIT
 
 Concurrency = int | Literal["auto"]
 
@@ -56,7 +57,7 @@ class EvalOptions:
     benchmark_options: dict[str, Any] = Field(default_factory=dict)
     # answer requests
     system_prompt: str | None = None
-    max_new_tokens: int | None = Field(default=None, ge=1)
+    max_new_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
     temperature: float | None = Field(default=None, ge=0)
     model_extra: dict[str, Any] = Field(default_factory=dict)
     model_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
@@ -64,8 +65,8 @@ class EvalOptions:
     # judge requests
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int | None = Field(default=None, ge=0)
-    judge_max_tokens: int = Field(default=2048, ge=1)
-    reask_max_tokens: int | None = Field(default=None, ge=1)
+    judge_max_tokens: int = Field(default=2048, ge=1, le=MAX_TOKEN_LIMIT)
+    reask_max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
     judge_temperature: float | None = Field(default=None, ge=0)  # None: the benchmark's (0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"

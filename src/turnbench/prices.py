@@ -21,7 +21,6 @@ x cache_write + completion x output) / 1e6, times (1 - batch_discount) for batch
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -33,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from turnbench.errors import UserError
+from turnbench.textio import NestingError, json_problem, loads_json
 from turnbench.types import Usage
 
 PER = 1_000_000
@@ -182,7 +182,9 @@ def _problem(error: ValidationError) -> str:
 
 def parse_price_file(text: str, origin: str) -> PriceFile:
     try:
-        raw: Any = json.loads(text)
+        raw: Any = loads_json(text)
+    except NestingError as error:
+        raise UserError(f"prices file {origin}: {json_problem(error)}") from None
     except ValueError as error:
         raise UserError(f"prices file {origin}: not valid JSON ({error})") from None
     if not isinstance(raw, dict):

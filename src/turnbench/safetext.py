@@ -19,6 +19,38 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+# in a name, newline and tab are controls too: they would break a table row or a log line
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: the longest name a file may have on common file systems, in bytes of UTF-8
+MAX_FILE_NAME_BYTES = 255
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a model's or a judge's name, or None when it can.
+
+    Names come from users and from files (a file's name, a row's field) and are printed in
+    tables, logged and used as keys; an empty one is dropped by whatever groups by name, and
+    a control character (a newline, an escape) breaks the table it is printed in. Refusing
+    them where a name enters is simpler than escaping them everywhere it is shown.
+    """
+    if not name.strip():
+        return "is empty"
+    found = _NAME_CONTROL.search(name)
+    if found is not None:
+        return f"holds the control character U+{ord(found.group(0)):04X}"
+    return None
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why `name` (a whole file name, extension included) cannot be written, or None."""
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:
+        return "not a file name"
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_FILE_NAME_BYTES:
+        return f"too long for a file name ({size} bytes, at most {MAX_FILE_NAME_BYTES})"
+    return None
+
+
 def fix_surrogates(text: str) -> str:
     """Replace lone surrogates with U+FFFD (the replacement character)."""
     return _SURROGATE.sub("\ufffd", text)

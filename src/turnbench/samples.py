@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from turnbench.errors import UserError
+from turnbench.safetext import name_problem, plain
 from turnbench.types import Message, SampleId
 
 VerdictKind = Literal["rating", "verdict", "checklist"]
@@ -69,3 +71,11 @@ class AnswerSet:
     path: Path
     sha256: str
     turns: dict[SampleId, dict[int, str]]
+
+    def __post_init__(self) -> None:
+        # every answer set, whatever its source (a file's name, a run's log, an import),
+        # enters here: a name that would be dropped or break a table is refused once
+        problem = name_problem(self.model)
+        if problem is not None:
+            where = plain(str(self.path), keep_newlines=False)
+            raise UserError(f"{where}: the model name {self.model!r} {problem}")

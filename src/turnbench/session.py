@@ -583,6 +583,7 @@ class Session:
             stopped=None if status == "finished" else status,
             notes=notes,
             prices=prepared.prices,
+            warnings=self.warnings,
         )
         write_results(log.directory, results)
         digest = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from turnbench.errors import UserError
+from turnbench.safetext import name_problem
 
 PROVIDERS = ("openai", "local", "anthropic", "azure")
 
@@ -31,4 +32,7 @@ def parse_spec(text: str, flag: str = "--model") -> ModelSpec:
             f"{flag} {text!r}: unknown provider {provider!r}; known providers: "
             f"{', '.join(PROVIDERS)}."
         )
+    problem = name_problem(text)
+    if problem is not None:
+        raise UserError(f"{flag} {text!r}: a model name that {problem}")
     return ModelSpec(provider=provider, name=name)

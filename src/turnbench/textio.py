@@ -8,6 +8,7 @@ UserError; nothing is written before the input is known to be good.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,50 @@ from turnbench.errors import UserError
 from turnbench.safetext import fix_tree, may_hold_surrogates
 
 MAX_REPORTED = 20
+#: how deep a user's JSON or YAML value may nest. Real files nest a few levels (a custom
+#: benchmark's JSON Schema perhaps a dozen); the limit keeps far from Python's recursion
+#: limit, which every recursive reader and writer of the value (the parser, pydantic, the
+#: log writer) would otherwise reach with a traceback
+MAX_DEPTH = 100
 Model = TypeVar("Model", bound=BaseModel)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class NestingError(ValueError):
+    """A JSON or YAML value nested deeper than MAX_DEPTH; `lineno` where the limit is passed."""
+
+    def __init__(self, lineno: int | None = None, limit: int = MAX_DEPTH) -> None:
+        self.lineno = lineno
+        self.limit = limit
+        self.msg = f"nested more than {limit} levels deep"
+        super().__init__(self.msg)
+
+
+def nesting_error(text: str, limit: int = MAX_DEPTH) -> NestingError:
+    """The NestingError of JSON `text`, located on the line where it opens level limit + 1
+    (strings skipped, so brackets inside them do not count)."""
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return NestingError(text.count("\n", 0, match.start()) + 1, limit)
+        elif token in "]}":
+            depth -= 1
+    return NestingError(None, limit)
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether a parsed value nests deeper than `limit` (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
 
 
 class ErrorCollector:
@@ -88,11 +132,39 @@ def read_text(path: Path) -> str:
     return _read_text(path)
 
 
-def _loads(text: str) -> Any:
-    """Parsed JSON with no lone surrogate in any string (`fix_tree`, skipped when the text
-    has no escape that could make one)."""
-    value = json.loads(text)
+def loads_json(text: str, limit: int = MAX_DEPTH) -> Any:
+    """Parsed JSON, nested at most `limit` deep, with no lone surrogate in any string
+    (`fix_tree`, skipped when the text has no escape that could make one).
+
+    The one place user JSON is parsed: malformed text raises json.JSONDecodeError, too deep
+    a value NestingError (never RecursionError). Checking the depth costs a walk only when
+    the text has more brackets than the limit.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise nesting_error(text, limit) from None
+    if text.count("[") + text.count("{") > limit and _too_deep(value, limit):
+        raise nesting_error(text, limit)
     return fix_tree(value) if may_hold_surrogates(text) else value
+
+
+def json_problem(error: json.JSONDecodeError | NestingError) -> str:
+    """What is wrong with a JSON text, in the words every reader uses."""
+    if isinstance(error, NestingError):
+        return f"JSON {error.msg}"
+    return f"malformed JSON ({error.msg} at column {error.colno})"
+
+
+def parse_json(text: str, origin: str, limit: int = MAX_DEPTH) -> Any:
+    """`loads_json`, any problem raised as one UserError naming `origin` (a file or a flag)."""
+    try:
+        return loads_json(text, limit)
+    except json.JSONDecodeError as error:
+        raise UserError(f"{origin}:{error.lineno}: {json_problem(error)}") from None
+    except NestingError as error:
+        line = f":{error.lineno}" if error.lineno is not None else ""
+        raise UserError(f"{origin}{line}: {json_problem(error)}") from None
 
 
 def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tuple[int, Any]]:
@@ -110,9 +182,9 @@ def read_jsonl(path: Path, collector: ErrorCollector | None = None) -> list[tupl
         if not line.strip():
             continue
         try:
-            rows.append((number, _loads(line)))
-        except json.JSONDecodeError as error:
-            collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
+            rows.append((number, loads_json(line)))
+        except (json.JSONDecodeError, NestingError) as error:
+            collector.add(number, json_problem(error))
     if not shared:
         collector.raise_if_any()
     if not rows and collector.count == before:
@@ -124,12 +196,7 @@ def read_json(path: Path) -> Any:
     text = _read_text(path)
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
-    try:
-        return _loads(text)
-    except json.JSONDecodeError as error:
-        raise UserError(
-            f"{path}:{error.lineno}: malformed JSON ({error.msg} at column {error.colno})"
-        ) from None
+    return parse_json(text, str(path))
 
 
 def describe_validation_error(error: ValidationError) -> str:

@@ -166,6 +166,11 @@ class RequestParams(BaseModel):
     top_logprobs: int | None = None
 
 
+#: the most tokens a request may ask for: above any model's output today, and low enough that
+#: a typo of extra digits is refused instead of sent (and budgeted) as it was written
+MAX_TOKEN_LIMIT = 1_000_000
+
+
 class SamplingConfig(BaseModel):
     """Requested sampling of one role; `temperature=None` on answers means the benchmark's
     own table (MT-Bench's per-category temperatures, say)."""

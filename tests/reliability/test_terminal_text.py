@@ -3,7 +3,9 @@
 Model names, answer-file names, run directories, server error bodies and judge names carry
 rich markup (`[link=...]`, a stray `[/]` that used to crash with MarkupError), ANSI escapes
 (screen clearing) and OSC 8 hyperlinks. Tests run without a terminal, so rich itself emits no
-escape sequences here: any ESC byte in the output came from the hostile text.
+escape sequences here: any ESC byte in the output came from the hostile text. Model and judge
+names with control characters are refused where they enter (tests/reliability/
+test_boundary_values.py); the names here carry markup, the other texts escapes too.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def test_run_with_a_hostile_model_name_and_server_errors(env, tmp_path):
     out = tmp_path / f"run{CLEAR}[/]"
     with FakeServer(responder=responder) as server:
         done = run_cli(
-            ["run", "--model", f"openai/m{HOSTILE}", "--model-base-url", server.base_url,
+            ["run", "--model", f"openai/m{MARKUP}", "--model-base-url", server.base_url,
              "--judge", "openai/judge", "--judge-base-url", server.base_url, "--out", str(out),
              "--limit", "1", "--no-progress", "--max-attempts", "1"],
             env,
@@ -62,7 +64,7 @@ def test_judge_pairwise_with_hostile_file_names_then_rank_compare_report(env, tm
     source = (data_dir / "mt_bench/model_answer/alpaca-13b.jsonl").read_text("utf-8")
     answers = tmp_path / "answers"
     answers.mkdir()
-    names = [f"a{IN_FILE_NAME}", f"b{CLEAR}", "c"]
+    names = [f"a{IN_FILE_NAME}", "b[bold]x", "c"]
     for name in names:
         (answers / f"{name}.jsonl").write_text(source, "utf-8")
     runs = []
@@ -110,7 +112,7 @@ def test_results_json_keeps_the_names_as_they_are(env, tmp_path, data_dir):
     """Plain text is for the terminal only; the files keep the names unchanged."""
     answers = tmp_path / "answers"
     answers.mkdir()
-    (answers / f"m{CLEAR}.jsonl").write_text(
+    (answers / f"m{IN_FILE_NAME}.jsonl").write_text(
         (data_dir / "mt_bench/model_answer/alpaca-13b.jsonl").read_text("utf-8"), "utf-8"
     )
     out = tmp_path / "out"
@@ -122,4 +124,4 @@ def test_results_json_keeps_the_names_as_they_are(env, tmp_path, data_dir):
         )  # fmt: skip
     assert done.returncode == 0
     results = json.loads(Path(out / "results.json").read_text("utf-8"))
-    assert list(results["models"]) == [f"m{CLEAR}"]
+    assert list(results["models"]) == [f"m{IN_FILE_NAME}"]

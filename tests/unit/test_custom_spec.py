@@ -232,7 +232,7 @@ MISTAKES = [
     ),
     (
         TURN + "        rubric: {text: r, weight: 0}\n",
-        "7: dialogues[0].turns[0].rubric.weight: a weight is a number above 0",
+        "7: dialogues[0].turns[0].rubric.weight: a weight is a number from 1e-06 to 1e+06",
     ),
     (
         TURN + "        checklist: []\n",
@@ -328,7 +328,7 @@ MISTAKES = [
     ),
     (
         TURN + "        checks: [{exact: x, weight: -2}]\n",
-        "checks[0].weight: a weight is a number above 0",
+        "checks[0].weight: a weight is a number from 1e-06 to 1e+06",
     ),
     (
         TURN + "        checks: [{exact: x, name: ''}]\n",

@@ -165,3 +165,11 @@ def test_fastchat_names_are_file_names(spec, name):
 def test_fastchat_name_refuses_empty():
     with pytest.raises(UserError):
         fastchat_name("..")
+
+
+def test_fastchat_name_refuses_a_name_too_long_for_a_file():
+    """A 300-character model would be written as model_answer/<300 chars>.jsonl: refused
+    with the reason rather than left to the file system's ENAMETOOLONG."""
+    with pytest.raises(UserError, match="too long for a file name"):
+        fastchat_name("openai/" + "m" * 300)
+    assert fastchat_name("openai/" + "m" * 200) == "m" * 200

@@ -63,3 +63,22 @@ def test_rating_and_label_agreement_tables():
     # p_e = 1/3*2/3 + 1/3*1/3 = 1/3 -> kappa = (2/3 - 1/3) / (2/3) = 1/2
     assert labels["pairs"]["a | b"]["cohen_kappa"] == pytest.approx(0.5)
     assert labels["pairs"]["a | b"]["agreement"] == pytest.approx(2 / 3)
+
+
+def test_pair_keys_stay_apart_when_judge_names_hold_the_separator():
+    """Judges `a | b` + `c` and `a` + `b | c` joined with " | " are one key: one pair's numbers
+    overwrote the other's. Names holding `|` make JSON keys, one per pair; plain names keep
+    the readable `a | b` key."""
+    import json
+
+    table = {"a | b": ["x", "x"], "c": ["x", "x"], "a": ["x", "y"], "b | c": ["y", "x"]}
+    pairs = label_agreement(table, "verdicts")["pairs"]
+    assert len(pairs) == 6
+    decoded = {tuple(json.loads(k)) if k.startswith("[") else tuple(k.split(" | ")) for k in pairs}
+    assert decoded == {
+        ("a | b", "c"), ("a | b", "a"), ("a | b", "b | c"), ("c", "a"), ("c", "b | c"),
+        ("a", "b | c"),
+    }  # fmt: skip
+    assert pairs[json.dumps(["a | b", "c"])]["agreement"] == 1.0
+    assert pairs[json.dumps(["a", "b | c"])]["agreement"] == 0.0
+    assert pairs["c | a"]["agreement"] == 0.5  # plain names: the key as before

@@ -15,6 +15,7 @@ from turnbench.audit.thresholds import Threshold
 from turnbench.benchmarks.base import Benchmark
 from turnbench.judging.judge import JudgeSettings
 from turnbench.options import JudgeOption
+from turnbench.types import MAX_TOKEN_LIMIT
 
 AUDIT_KIND = "judge-audit"
 
@@ -36,8 +37,8 @@ class AuditOptions(BaseModel):
     repeats: int | None = Field(default=None, ge=2, le=20)
     parser: Literal["strict", "compat"] = "strict"
     max_reasks: int | None = Field(default=None, ge=0)
-    judge_max_tokens: int | None = Field(default=None, ge=1)
-    reask_max_tokens: int | None = Field(default=None, ge=1)
+    judge_max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
+    reask_max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKEN_LIMIT)
     judge_temperature: float = Field(default=0.0, ge=0)
     judge_extra: dict[str, Any] = Field(default_factory=dict)
     judge_token_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"

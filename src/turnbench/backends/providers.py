@@ -86,8 +86,8 @@ def served_by_provider(spec: ModelSpec, options: BackendOptions) -> bool:
     api.anthropic.com, an Azure OpenAI resource) or runs in process (`local/...`), so that
     the provider's list price for the model's name is what the requests cost. A local
     server, a proxy or any other base URL serves whatever it likes under that name."""
-    from turnbench.backends.options import resolve_base_urls
     from turnbench.backends.keys import OPENAI_RULE
+    from turnbench.backends.options import resolve_base_urls
 
     if spec.provider == "local":
         return True

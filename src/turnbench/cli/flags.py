@@ -19,6 +19,8 @@ import typer
 from turnbench.benchmarks.options import option_flags
 from turnbench.errors import UserError
 from turnbench.options import JudgeOption
+from turnbench.textio import NestingError, json_problem, loads_json
+from turnbench.types import MAX_TOKEN_LIMIT
 
 RUN, JUDGE = "run", "judge"
 BOTH = frozenset({RUN, JUDGE})
@@ -96,28 +98,34 @@ FLAGS: tuple[Flag, ...] = (
     Flag("system_prompt", str | None, None, _opt("--system-prompt", help="System message for "
          "the model (default: none; the server applies the model's chat template)."),
          frozenset({RUN})),
-    Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, help="Answer token "
-         "limit (default: the benchmark's, 1024 for MT-Bench, 4096 for MT-Bench-101)."),
+    Flag("max_new_tokens", int | None, None, _opt("--max-new-tokens", min=1, max=MAX_TOKEN_LIMIT,
+         help="Answer token limit (default: the benchmark's, 1024 for MT-Bench, 4096 for "
+         "MT-Bench-101)."),
          frozenset({RUN})),
     Flag("temperature", float | None, None, _opt("--temperature", min=0.0, help="Answer "
          "temperature for every sample (default: the benchmark's own table)."),
          frozenset({RUN})),
     Flag("model_extra", str | None, None, _opt("--model-extra", help="Extra JSON fields for "
          "answer requests."), frozenset({RUN})),
-    Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
+    Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param", help="The "
+         "request field that carries the answer token limit; auto: max_completion_tokens and "
+         "no temperature for OpenAI reasoning models, max_tokens otherwise."), frozenset({RUN})),
     Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
          "<think>...</think> blocks from answers before judging (an answer cut off inside one "
          "is judged as empty and counted); --no-strip-think judges the text as written.")),
-    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
-    Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
-         "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),
+    Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1, max=MAX_TOKEN_LIMIT,
+         help="Token limit of a judge reply.")),
+    Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1,
+         max=MAX_TOKEN_LIMIT, help="Token limit of a judge re-ask, which only needs the rating "
+         "(default: --judge-max-tokens).")),
     Flag("judge_temperature", float | None, None, _opt("--judge-temperature", min=0.0,
          help="Judge temperature (default 0; none is sent with StructFlowBench's --parser "
          "compat, as its reference sends none).")),
     Flag("judge_extra", str | None, None, _opt("--judge-extra", help="Extra JSON fields for "
          "judge requests, e.g. '{\"seed\": 1}'.")),
-    Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="auto: "
-         "max_completion_tokens and no temperature for OpenAI reasoning models.")),
+    Flag("judge_token_param", TokenParam, "auto", _opt("--judge-token-param", help="The "
+         "request field that carries the judge's token limit; auto: max_completion_tokens and "
+         "no temperature for OpenAI reasoning models, max_tokens otherwise.")),
     Flag("judge_scoring", Literal["parsed", "weighted"], "parsed", _opt("--judge-scoring",
          help="parsed: the rating the judge wrote; weighted: the expected rating from the "
          "reply's log probabilities (continuous, fewer ties; falls back to parsed, counted, "
@@ -272,7 +280,9 @@ def parse_json_object(text: str | None, flag: str) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        value = json.loads(text)
+        value = loads_json(text)
+    except NestingError as error:
+        raise UserError(f"{flag}: {json_problem(error)}") from None
     except json.JSONDecodeError as error:
         raise UserError(f"{flag}: not valid JSON ({error.msg}): {text!r}") from None
     if not isinstance(value, dict):

@@ -80,8 +80,10 @@ def print_results(
     console.print(f"Run {state}: results in {shown(result.out / 'results.json')}")
     if not results["complete"]:
         console.print("Re-run the same command to resume; finished work is kept.")
+    said = set(result.warnings)  # printed as they happened (print_warning): not twice
     for warning in results.get("warnings") or []:
-        _stderr().print(f"[bold yellow]warning:[/bold yellow] {shown(warning)}")
+        if warning not in said:
+            _stderr().print(f"[bold yellow]warning:[/bold yellow] {shown(warning)}")
     warning = results.get("judge_warning")
     if warning:
         console.print(f"\n[yellow]{shown(warning)}[/yellow]")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.errors import UserError
+from turnbench.safetext import file_name_problem
 from turnbench.specs import PROVIDERS
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.types import AnswerRecord
@@ -87,8 +88,9 @@ def fastchat_name(spec: str) -> str:
     provider, sep, name = spec.partition("/")
     base = name if sep and provider in PROVIDERS else spec
     safe = base.strip("/").replace("/", "_").replace("\\", "_")
-    if safe in ("", ".", ".."):
-        raise UserError(f"cannot make a file name from the model name {spec!r}")
+    problem = file_name_problem(safe) or file_name_problem(f"{safe}_single.jsonl")
+    if problem is not None:
+        raise UserError(f"cannot make a file name from the model name {spec!r}: {problem}")
     return safe
 
 

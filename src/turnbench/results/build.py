@@ -945,11 +945,14 @@ def build_results(
     notes: Mapping[str, Any] | None = None,
     prices: Any = None,
     log_path: Path | None = None,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The results object of a run, validated against its typed shape. `records`: the log's
     index (what a run holds) or its records; `prices`: a PriceTable (default: the shipped
     table) for the dollars under `usage`; `log_path`: the log, for answer texts the index
-    does not keep."""
+    does not keep; `warnings`: what the invocation warned the user of (a replica set aside,
+    no logprobs for weighted scoring...), kept under `warnings` beside those the log itself
+    gives, so the file says everything the terminal said."""
     view = LogView(records, log_path)
     index = view.index
     origin = provenance(config, index)
@@ -966,7 +969,7 @@ def build_results(
         ],
         "invalid_records": view.invalid,
         "provenance": origin,
-        "warnings": [warning] if warning else [],
+        "warnings": list(dict.fromkeys([*([warning] if warning else []), *warnings])),
         "started_at": iso(when.started_at),
         "finished_at": iso(when.finished_at),
         "wall_seconds": when.wall_seconds,

@@ -33,7 +33,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from turnbench.errors import UserError
-from turnbench.textio import ErrorCollector, read_json, validate_row
+from turnbench.safetext import name_problem
+from turnbench.textio import (
+    ErrorCollector,
+    NestingError,
+    json_problem,
+    loads_json,
+    read_json,
+    validate_row,
+)
 
 Outcome = Literal["model_1", "model_2", "tie"]  # relative to the sorted pair
 SETUPS = ("S1", "S2")
@@ -133,9 +141,9 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as error:
-                collector.add(number, f"malformed JSON ({error.msg} at column {error.colno})")
+                rows.append((number, loads_json(line)))
+            except (json.JSONDecodeError, NestingError) as error:
+                collector.add(number, json_problem(error))
     collector.raise_if_any()
     return rows
 
@@ -157,6 +165,11 @@ def load_votes(path: Path) -> list[Vote]:
         if isinstance(raw.judge, list) and not raw.judge:
             collector.add(line, "judge is an empty list")
             continue
+        named = {"model_a": raw.model_a, "model_b": raw.model_b, "judge": judge_name(raw.judge)}
+        bad = [(f, n, p) for f, n in named.items() if (p := name_problem(n)) is not None]
+        if bad:
+            collector.add(line, "; ".join(f"{f} {n!r} {p}" for f, n, p in bad))
+            continue
         try:
             votes.append(
                 make_vote(
@@ -175,6 +188,21 @@ def load_votes(path: Path) -> list[Vote]:
 
 
 # -- agreement -------------------------------------------------------------------------------
+#: characters that keep two judge names from being joined readably and still split back
+_UNJOINABLE = frozenset('|["')
+
+
+def pair_key(first: str, second: str, separator: str = "|") -> str:
+    """The key of a judge pair in a report: `first|second` (as FastChat writes it), or, when
+    a name holds `|` (or `[` or `"`, which a JSON key starts with and holds), the pair as a
+    JSON list `["a|b", "c"]`. Either way the key names one pair only: joined keys of names
+    such as `a|b` + `c` and `a` + `b|c` would be the same string, and one pair's numbers
+    would overwrite the other's."""
+    if _UNJOINABLE.isdisjoint(first) and _UNJOINABLE.isdisjoint(second):
+        return f"{first}{separator}{second}"
+    return json.dumps([first, second], ensure_ascii=False)
+
+
 def _judge_order(name: str) -> tuple[int, int, str]:
     """Machine judges first, then authors, then humans: "gpt4-pair|human"."""
     return (name == "human", name == "author", name)
@@ -209,7 +237,8 @@ def _stats(pairs: list[tuple[str, str]], symmetric: bool) -> dict[str, Any]:
 
 
 def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
-    """{"judge1|judge2": {turn: {"S1": stats, "S2": stats}}} for every judge pair present."""
+    """{"judge1|judge2": {turn: {"S1": stats, "S2": stats}}} for every judge pair present
+    (keys made by `pair_key`, unambiguous whatever the judges' names)."""
     table: dict[int, dict[tuple[str, str, str], dict[str, list[str]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -252,5 +281,5 @@ def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]
                 "S1": _stats(compared, first == second),
                 "S2": _stats(no_ties, first == second),
             }
-        report[f"{first}|{second}"] = by_turn
+        report[pair_key(first, second)] = by_turn
     return report

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from turnbench.stats.vote_agreement import cohen_kappa
+from turnbench.stats.vote_agreement import cohen_kappa, pair_key
 
 
 def _pair_sum(values: Sequence[float]) -> float:
@@ -79,7 +79,7 @@ def rating_agreement(table: Mapping[str, Sequence[float | None]]) -> dict[str, A
     pairs: dict[str, Any] = {}
     for a, b in combinations(judges, 2):
         both = [(x, y) for x, y in zip(table[a], table[b], strict=True) if None not in (x, y)]
-        pairs[f"{a} | {b}"] = {
+        pairs[pair_key(a, b, " | ")] = {
             "items": len(both),
             "krippendorff_alpha": krippendorff_alpha_interval([[x, y] for x, y in both]),
             "mean_abs_difference": (
@@ -106,7 +106,7 @@ def label_agreement(table: Mapping[str, Sequence[str | None]], kind: str) -> dic
     pairs: dict[str, Any] = {}
     for a, b in combinations(judges, 2):
         both = [(x, y) for x, y in zip(table[a], table[b], strict=True) if None not in (x, y)]
-        pairs[f"{a} | {b}"] = {
+        pairs[pair_key(a, b, " | ")] = {
             "items": len(both),
             "cohen_kappa": cohen_kappa(both),  # type: ignore[arg-type]
             "agreement": sum(x == y for x, y in both) / len(both) if both else None,

@@ -227,7 +227,8 @@ def flagged_answers(
     found = []
     for sample, turn in turns:
         text = answer(sample.id, turn)
-        flags = scan(text) if text else []
+        question = "\n".join(t.user for t in sample.turns[:turn])
+        flags = scan(text, question) if text else []
         if flags:
             found.append(
                 {

@@ -16,7 +16,14 @@ from typing import Any
 
 import yaml
 
-from turnbench.textio import ErrorCollector, read_text
+from turnbench.textio import (
+    MAX_DEPTH,
+    ErrorCollector,
+    NestingError,
+    json_problem,
+    loads_json,
+    read_text,
+)
 
 Where = tuple[str | int, ...]
 
@@ -45,6 +52,26 @@ class TooLarge(Exception):
     pass
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing values nested deeper than MAX_DEPTH while it composes
+    them (its composer recurses once per level: a deep file would end in RecursionError)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if not self.check_event(yaml.CollectionStartEvent):
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise NestingError(self.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+
 class _Builder:
     def __init__(self, loader: yaml.SafeLoader, json_scalars: bool, errors: ErrorCollector):
         self.loader = loader
@@ -58,6 +85,9 @@ class _Builder:
         if self.values > MAX_VALUES:
             raise TooLarge
         self.lines[where] = node.start_mark.line + 1
+        collection = isinstance(node, yaml.MappingNode | yaml.SequenceNode)
+        if collection and len(where) >= MAX_DEPTH:
+            raise NestingError(node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             value: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -106,16 +136,19 @@ def load_document(path: Path, errors: ErrorCollector) -> Document | None:
     is_json = path.suffix.lower() == ".json"
     if is_json:
         try:
-            json.loads(text)
-        except json.JSONDecodeError as error:
-            errors.add(error.lineno, f"malformed JSON ({error.msg} at column {error.colno})")
+            loads_json(text)
+        except (json.JSONDecodeError, NestingError) as error:
+            errors.add(error.lineno, json_problem(error))
             return None
         # valid JSON has tabs only between tokens (a tab inside a string must be escaped),
         # where YAML refuses them; spaces keep every value and line where it was
         text = text.replace("\t", " ")
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
+    except NestingError as error:
+        errors.add(error.lineno, error.msg)
+        return None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         errors.add(
@@ -130,6 +163,9 @@ def load_document(path: Path, errors: ErrorCollector) -> Document | None:
     builder = _Builder(yaml.SafeLoader(""), is_json, errors)
     try:
         value = builder.build(node, ())
+    except NestingError as error:
+        errors.add(error.lineno, error.msg)
+        return None
     except (TooLarge, RecursionError):
         errors.add(
             None,

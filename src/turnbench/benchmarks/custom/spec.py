@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from turnbench.benchmarks.custom.document import Document, Where, load_document
 from turnbench.textio import ErrorCollector
+from turnbench.types import MAX_TOKEN_LIMIT
 
 FORMAT_VERSIONS = (1,)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -51,6 +52,10 @@ CHECK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "json_schema": ("schema", ()),
     "exact": ("text", ("case_sensitive", "strip")),
 }
+#: weights are relative: a bounded range keeps every weighted sum of a turn finite (1e308
+#: weights would add up to infinity and make the score NaN) and every weight a normal float
+MIN_WEIGHT = 1e-6
+MAX_WEIGHT = 1e6
 REGEX_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
 
 History = Literal["golden", "self"]
@@ -173,8 +178,10 @@ class _Validator:
     def weight(self, value: Any, where: Where) -> float:
         if value is None:
             return 1.0
-        if not _number(value) or not value > 0 or value != value or value == float("inf"):
-            self.error(where, f"a weight is a number above 0, got {value!r}")
+        if not _number(value) or not MIN_WEIGHT <= value <= MAX_WEIGHT:  # NaN fails too
+            self.error(
+                where, f"a weight is a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {value!r}"
+            )
             return 1.0
         return float(value)
 
@@ -257,10 +264,17 @@ class _Validator:
                 self.error((*where, "temperature"), f"a number from 0 to 2, got {given!r}")
         given = block.get("max_new_tokens")
         if given is not None:
-            if isinstance(given, int) and not isinstance(given, bool) and given >= 1:
+            if (
+                isinstance(given, int)
+                and not isinstance(given, bool)
+                and 1 <= given <= MAX_TOKEN_LIMIT
+            ):
                 max_tokens = given
             else:
-                self.error((*where, "max_new_tokens"), f"a whole number from 1, got {given!r}")
+                self.error(
+                    (*where, "max_new_tokens"),
+                    f"a whole number from 1 to {MAX_TOKEN_LIMIT}, got {given!r}",
+                )
         return temperature, max_tokens
 
     def dialogues(self, value: Any, history: str) -> list[DialogueSpec]:

@@ -26,6 +26,7 @@ from turnbench.benchmarks.folder import folder_benchmark
 from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions, describe_sources
 from turnbench.errors import UserError
 from turnbench.judging.pairwise import ORDERS
+from turnbench.safetext import file_name_problem, name_problem, plain
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 
 JUDGMENTS = "model_judgment"
@@ -91,21 +92,31 @@ def _answer_sets(
 ) -> list[AnswerSet]:
     sets = []
     for model in models:
-        if not model or model in (".", "..") or "/" in model or "\\" in model:
-            notes.append(f"model {model!r}: not a file name; its judgments are skipped")
+        problem = file_name_problem(f"{model}.jsonl")
+        if problem is not None:
+            notes.append(f"model {model!r}: {problem}; its judgments are skipped")
             continue
         path = folder / ANSWERS / f"{model}.jsonl"
         if not path.is_file():
             notes.append(f"model {model}: no {ANSWERS}/{model}.jsonl; its judgments are skipped")
             continue
         sets.append(benchmark.load_answer_file(path))
+    if not sets:  # an import of nothing would report a complete run of no model
+        raise UserError(
+            f"{folder}: none of the {len(models)} model(s) its judgments name can be "
+            "imported: " + "; ".join(notes[:5])
+        )
     return sets
 
 
 def _judge_name(rows: Sequence[SingleRow | PairRow], path: Path) -> str:
     judges = sorted({row.judge[0] for row in rows})
     if len(judges) != 1:
-        raise UserError(f"{path}: rows of {len(judges)} judges ({', '.join(judges)}); expected one")
+        shown = ", ".join(plain(judge, keep_newlines=False) for judge in judges)
+        raise UserError(f"{path}: rows of {len(judges)} judges ({shown}); expected one")
+    problem = name_problem(judges[0])
+    if problem is not None:
+        raise UserError(f"{path}: the judge name {judges[0]!r} {problem}")
     return f"fastchat/{judges[0]}"
 
 

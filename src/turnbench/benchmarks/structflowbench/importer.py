@@ -32,7 +32,15 @@ JUDGE = "structflowbench/evaluate.py"
 
 
 def model_name(path: Path) -> str:
-    return path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
+    """The model a file is named after (`MODEL_evaluate.json`); a file whose name gives no
+    model (`_evaluate.json`) is refused, as a model named "" would be dropped from rankings."""
+    name = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
+    if not name.strip():
+        raise UserError(
+            f"{path}: the file name gives no model name; name the file MODEL{SUFFIX} "
+            "after the model it evaluates"
+        )
+    return name
 
 
 def evaluation_files(source: Path) -> list[Path]:
