@@ -58,7 +58,14 @@ def score_table(
     return table
 
 
-def counts_line(results: dict[str, Any]) -> str:
+#: why work is pending, in a run that a re-run resumes
+RESUMABLE = (
+    "not finished: a request failed or the run stopped early; re-run the same command to "
+    "finish them"
+)
+
+
+def counts_line(results: dict[str, Any], pending_hint: str = RESUMABLE) -> str:
     counts = results["counts"]
     parts = [f"judged {counts['judged']}/{counts['expected']}"]
     if counts.get("failed"):
@@ -67,10 +74,7 @@ def counts_line(results: dict[str, Any]) -> str:
             "verdict after its re-asks; not averaged in)"
         )
     if counts.get("pending"):
-        parts.append(
-            f"[red]pending {counts['pending']}[/red] (not finished: a request failed or "
-            "the run stopped early; re-run the same command to finish them)"
-        )
+        parts.append(f"[red]pending {counts['pending']}[/red] ({pending_hint})")
     if counts.get("reasks"):
         parts.append(f"re-asks {counts['reasks']}")
     if counts.get("unclosed_think"):
@@ -101,7 +105,7 @@ def generic_table(results: Mapping[str, Any]) -> Table:
     return table
 
 
-def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
+def render_pairwise(results: Mapping[str, Any], pending_hint: str = RESUMABLE) -> list[Any]:
     """Rich renderables of a pairwise results object (rounded for display only)."""
     from turnbench.ratings import ratings_table
 
@@ -137,8 +141,5 @@ def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
             f"{pairs['excluded']} pair(s) left out"
         )
     if counts["pending"]:
-        parts.append(
-            f"[red]pending {counts['pending']}[/red] games (not finished: a request failed "
-            "or the run stopped early; re-run the same command to finish them)"
-        )
+        parts.append(f"[red]pending {counts['pending']}[/red] games ({pending_hint})")
     return [table, " · ".join(parts), ratings_table(results["ratings"])]

@@ -9,7 +9,14 @@ from turnbench.benchmarks import benchmark_class
 from turnbench.dialogue import Estimate
 from turnbench.errors import UserError
 from turnbench.session import Prepared, RunResult
-from turnbench.terminal import cell, counts_line, generic_table, render_pairwise, shown
+from turnbench.terminal import (
+    RESUMABLE,
+    cell,
+    counts_line,
+    generic_table,
+    render_pairwise,
+    shown,
+)
 from turnbench.terminal import console as make_console
 
 
@@ -33,14 +40,15 @@ def _render(results: dict) -> object:
 
 def print_results(console: Console, result: RunResult) -> None:
     results = result.results
+    hint = RESUMABLE if result.resumable else (result.pending_hint or "not in the files")
     per_model = list(results["models"].values()) if "models" in results else [results]
     if "position_consistency" in results:  # a pairwise run: one table for all models
         per_model = []
-        for renderable in render_pairwise(results):
+        for renderable in render_pairwise(results, hint):
             console.print(renderable)
     for model_results in per_model:
         console.print(_render(model_results))
-        console.print(counts_line(model_results))
+        console.print(counts_line(model_results, hint))
         for line in trust_lines(model_results):
             console.print(line)
     for line in trust_lines(results) if "position_consistency" in results else ():
@@ -70,7 +78,7 @@ def print_results(console: Console, result: RunResult) -> None:
     elif result.message:
         console.print(f"[red]{shown(result.message)}[/red]")
     console.print(f"Run {state}: results in {shown(result.out / 'results.json')}")
-    if not results["complete"]:
+    if not results["complete"] and result.resumable:
         console.print("Re-run the same command to resume; finished work is kept.")
     for warning in results.get("warnings") or []:
         _stderr().print(f"[bold yellow]warning:[/bold yellow] {shown(warning)}")
