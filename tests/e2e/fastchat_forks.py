@@ -34,6 +34,8 @@ PROMPTS = {
     "single-math": ("single", "[[rating]]", "{question}|{ref_answer_1}|{answer}"),
 }
 
+MARKS = {"single": "[[rating]]", "pairwise": "[[A]], [[B]] or [[C]]"}
+
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +66,7 @@ def fork_folder(root: Path) -> Path:
     write_jsonl(
         root / "data" / "judge_prompts_jp.jsonl",
         [
-            {"name": name, "type": kind, "system_prompt": f"system {name}",
+            {"name": name, "type": kind, "system_prompt": f"{name}: reply {MARKS[kind]}",
              "prompt_template": template, "description": name, "category": "general",
              "output_format": output}
             for name, (kind, output, template) in PROMPTS.items()

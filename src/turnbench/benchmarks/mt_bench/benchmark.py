@@ -133,6 +133,11 @@ class MTBench(Benchmark):
             published_fallback=True,
         ),
     )
+    fastchat_files: ClassVar[Mapping[str, str]] = {
+        QUESTIONS: "question.jsonl",
+        REFERENCES: "reference_answer/gpt-4.jsonl",
+        JUDGE_PROMPTS: "judge_prompts.jsonl",
+    }
     importers: ClassVar[Mapping[str, str]] = {
         "fastchat": "turnbench.benchmarks.mt_bench.importer:read_fastchat"
     }
