@@ -68,6 +68,8 @@ def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOp
     for key in ("out", "answers", "data_dir"):
         if isinstance(values.get(key), str):
             values[key] = Path(values[key])
+    if isinstance(values.get("answers"), list | tuple):
+        values["answers"] = [Path(a) if isinstance(a, str) else a for a in values["answers"]]
     if isinstance(values.get("model_base_url"), str):
         values["model_base_url"] = [values["model_base_url"]]
     judge_urls = values.pop("judge_base_url", None)
@@ -124,7 +126,7 @@ async def aevaluate(
 
 
 async def ajudge_answers(
-    answers: str | Path,
+    answers: str | Path | list[str | Path],
     *,
     benchmark: str | type[Benchmark] = "mt-bench",
     judge: str | list[str] | None = None,
@@ -135,7 +137,8 @@ async def ajudge_answers(
     warn: WarnCallback | None = None,
     **options: Any,
 ) -> RunResult:
-    """Judge answers that already exist (an answer file, a folder of them, or a run)."""
+    """Judge answers that already exist (an answer file, a folder of them, or a run; a list
+    of those for several)."""
     values = build_values(
         answers=answers, judge=judge, out=out, mode=mode, baseline=baseline, **options
     )
@@ -149,7 +152,7 @@ def evaluate(model: str | None = None, **kwargs: Any) -> RunResult:
     return asyncio.run(aevaluate(model, **kwargs))
 
 
-def judge_answers(answers: str | Path, **kwargs: Any) -> RunResult:
+def judge_answers(answers: str | Path | list[str | Path], **kwargs: Any) -> RunResult:
     """`ajudge_answers` for code without a running event loop (scripts)."""
     _no_running_loop("judge_answers")
     return asyncio.run(ajudge_answers(answers, **kwargs))

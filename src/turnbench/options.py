@@ -42,7 +42,7 @@ class EvalOptions:
     model: str | None = None
     model_base_url: list[str] = Field(default_factory=list)
     model_api_key_env: str | None = None
-    answers: Path | None = None
+    answers: list[Path] | None = None  # one source per model, or folders of them
     mode: Literal["single", "pairwise", "pairwise-all"] = "single"
     baseline: str | None = None
     # judges
@@ -100,6 +100,14 @@ class EvalOptions:
         if isinstance(value, int) and value < 1:
             raise ValueError("must be at least 1 (or 'auto')")
         return value
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answer_sources(cls, value: Any) -> Any:
+        """`answers=` may name one source or several (`--answers` given more than once)."""
+        if isinstance(value, str | Path):
+            return [value]
+        return value or None
 
     @field_validator("judge", mode="before")
     @classmethod

@@ -77,6 +77,10 @@ class RunResult:
     message: str | None
     exit_code: int
     warnings: list[str] = field(default_factory=list)
+    # False when running the same command again cannot finish the pending work (an import:
+    # the files hold what they hold); `pending_hint` then says why it is pending
+    resumable: bool = True
+    pending_hint: str | None = None
 
     @property
     def complete(self) -> bool:

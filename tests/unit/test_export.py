@@ -19,6 +19,7 @@ from turnbench.interop.export import (
     render_jsonl,
     write_fastchat,
 )
+from turnbench.record_keys import game_key
 from turnbench.store.rundir import Run
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord
 
@@ -114,7 +115,8 @@ def test_fastchat_rows_follow_fastchat_formats(tmp_path):
     assert row["question_id"] == 81 and row["model_id"] == "my-model"
     assert row["choices"] == [{"index": 0, "turns": ['=HYPERLINK("http://x")', "second"]}]
     assert row["tstamp"] == 150.0
-    assert exported.skipped == [f"{MODEL} question 82: answered turns [1]"]
+    assert exported.skipped == [f"{MODEL} question 82: answered turns [1] of 2"]
+    assert exported.lost == [f"answers of {MODEL} question 82: answered turns [1] of 2"]
     judged = exported.judgments["gpt-4"]
     assert [(j["question_id"], j["turn"], j["score"]) for j in judged] == [
         (81, 1, 7.0),
@@ -173,3 +175,59 @@ def test_fastchat_name_refuses_a_name_too_long_for_a_file():
     with pytest.raises(UserError, match="too long for a file name"):
         fastchat_name("openai/" + "m" * 300)
     assert fastchat_name("openai/" + "m" * 200) == "m" * 200
+
+
+def game(order: str, verdict: str | None, shown_a: str) -> JudgmentRecord:
+    pair = ("openai/a", "openai/b")
+    return JudgmentRecord(
+        key=game_key(JUDGE, *pair, 81, 1, order),  # type: ignore[arg-type]
+        judge=JUDGE,
+        model=shown_a,
+        sample_id=81,
+        turn=1,
+        pair=pair,
+        order=order,  # type: ignore[arg-type]
+        prompt_name="pair-v2",
+        messages=[{"role": "user", "content": f"compare {order}"}],
+        outputs=[f"verdict {order}"],
+        parser="verdict-strict",
+        status="scored" if verdict else "parse_failed",
+        verdict=verdict,
+        parse_error=None if verdict else "no verdict",
+        ts=300.0,
+    )
+
+
+def test_pairwise_games_become_fastchat_pair_rows_and_flat_rows_name_the_opponent():
+    records = [game("AB", "B", "openai/a"), game("BA", None, "openai/b")]
+    results = {"benchmark": "mt-bench", "judge": JUDGE, "models": {}, "provenance": {
+        "judging": "pairwise-all"}}  # fmt: skip
+    run = Run(path=Path("/runs/p"), label="p", results=results, records=records)
+    exported = fastchat_rows(run)
+    (row,) = exported.pairs["gpt-4"]
+    # game 1 shows model_1 as A: its "B" is model_2; game 2 found no verdict: "error"
+    assert (row["model_1"], row["model_2"], row["g1_winner"], row["g2_winner"]) == (
+        "a",
+        "b",
+        "model_2",
+        "error",
+    )
+    assert row["g1_user_prompt"] == "compare AB" and row["g2_judgment"] == "verdict BA"
+    assert exported.judgments == {} and exported.lost == []
+    flat = judgment_rows(run)
+    assert [(r["model"], r["opponent"], r["order"], r["mode"]) for r in flat] == [
+        ("openai/a", "openai/b", "AB", "pairwise-all"),
+        ("openai/b", "openai/a", "BA", "pairwise-all"),
+    ]
+    # one order only: FastChat's row needs both games, and the export says it is lost
+    alone = Run(path=Path("/runs/p"), label="p", results=results, records=records[:1])
+    assert fastchat_rows(alone).pairs == {}
+    assert "judged in one order only" in fastchat_rows(alone).lost[0]
+
+
+def test_csv_cells_read_back_exactly():
+    from turnbench.interop.reimport import _csv_value
+
+    for text in ("=SUM(1)", "'quoted", "''", "-1", "plain"):
+        cell = render_csv([{"model": text}]).splitlines()[1].split(",")[1]
+        assert _csv_value(cell) == text

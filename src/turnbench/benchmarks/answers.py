@@ -1,11 +1,13 @@
 """Answers that already exist, for judge-only runs: files, folders and earlier run directories.
 
-`--answers PATH` names one answer file, one turnbench run directory, or a folder of either;
-every file is one model, named after the file (FastChat's convention), read by the
-benchmark's own reader. A run directory's log holds every answer it generated or imported,
-so it stands in for an answer file: each model in it becomes one answer set, with a
-checksum over its answer texts (the log keeps growing, so hashing the file would make every
-resume look like changed answers).
+`--answers PATH` (repeatable) names one answer file, one turnbench run directory, or a folder
+of either; every file is one model, named after the file (FastChat's convention), read by the
+benchmark's own reader. Forks of FastChat keep one folder per model instead
+(`model_answer/MODEL/results.jsonl`): such a file is named after its folder, and a folder of
+those folders is read like a folder of files. A run directory's log holds every answer it
+generated or imported, so it stands in for an answer file: each model in it becomes one
+answer set, with a checksum over its answer texts (the log keeps growing, so hashing the
+file would make every resume look like changed answers).
 
 The generic answer-file format, `{"id": sample id, "turn": 1-based turn, "answer": text}` per
 line, one line per judged turn, is read here for benchmarks that use it.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +29,9 @@ from turnbench.journal.runlog import LOG_NAME, read_records
 from turnbench.samples import AnswerSet, Sample
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 from turnbench.types import AnswerRecord, SampleId
+
+#: the file name FastChat forks give every model's answers, in a folder named after the model
+PER_MODEL_FILE = "results.jsonl"
 
 
 class AnswerReader(Protocol):
@@ -48,18 +53,48 @@ def is_run_dir(path: Path) -> bool:
     return path.is_dir() and (path / LOG_NAME).is_file()
 
 
-def answer_sources(path: Path) -> list[Path]:
-    """What `--answers PATH` names: one file, one run directory, or a folder of either."""
+def is_model_folder(path: Path) -> bool:
+    """A fork's folder per model: `MODEL/results.jsonl` (beside, say, its config.json)."""
+    return path.is_dir() and not is_run_dir(path) and (path / PER_MODEL_FILE).is_file()
+
+
+def answer_model_name(path: Path) -> str:
+    """The model an answer file holds: named after the file, or after its folder when the
+    file is a fork's `MODEL/results.jsonl` (every model's file has that name)."""
+    if path.name == PER_MODEL_FILE and path.parent.name not in ("", ".", ".."):
+        return path.parent.name
+    return path.stem
+
+
+def answer_sources(path: Path | Sequence[Path]) -> list[Path]:
+    """What `--answers PATH` (once or several times) names: files, run directories, folders
+    per model, or folders of any of them."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    sources: list[Path] = []
+    for item in paths:
+        for source in _sources(item):
+            if source not in sources:  # the same file named twice is one source
+                sources.append(source)
+    return sources
+
+
+def _sources(path: Path) -> list[Path]:
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     if not path.is_dir() or is_run_dir(path):
         return [path]
+    if is_model_folder(path):
+        return [path / PER_MODEL_FILE]
     sources = sorted(
-        p for p in path.iterdir() if (p.is_file() and p.suffix == ".jsonl") or is_run_dir(p)
+        p / PER_MODEL_FILE if is_model_folder(p) else p
+        for p in path.iterdir()
+        if (p.is_file() and p.suffix == ".jsonl") or is_run_dir(p) or is_model_folder(p)
     )
     if not sources:
+        shown = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir()))
         raise UserError(
-            f"{path}: no *.jsonl answer files and no turnbench run directories in this folder"
+            f"{path}: no answers here; expected *.jsonl answer files, folders per model "
+            f"(MODEL/{PER_MODEL_FILE}) or turnbench run directories; found: {shown or 'nothing'}"
         )
     return sources
 
@@ -112,8 +147,9 @@ def run_answer_sets(path: Path, benchmark: AnswerReader) -> list[AnswerSet]:
     return sets
 
 
-def load_answer_sets(benchmark: AnswerReader, path: Path) -> list[AnswerSet]:
-    """Every answer set `--answers PATH` names; two sources naming one model are refused."""
+def load_answer_sets(benchmark: AnswerReader, path: Path | Sequence[Path]) -> list[AnswerSet]:
+    """Every answer set `--answers PATH` (once or more) names; two sources naming one model
+    are refused."""
     sets: list[AnswerSet] = []
     for source in answer_sources(path):
         if is_run_dir(source):
@@ -123,7 +159,9 @@ def load_answer_sets(benchmark: AnswerReader, path: Path) -> list[AnswerSet]:
     names = [s.model for s in sets]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise UserError(f"{path}: two answer sources name the same model ({', '.join(twice)})")
+        where = {name: ", ".join(str(s.path) for s in sets if s.model == name) for name in twice}
+        shown = "; ".join(f"{name} ({where[name]})" for name in twice)
+        raise UserError(f"two answer sources name the same model: {shown}")
     return sets
 
 
@@ -203,4 +241,6 @@ def load_turn_answers(
     if missing:
         collector.add(None, f"no answers for {missing}")
     collector.raise_if_any()
-    return AnswerSet(model=path.stem, path=path, sha256=sha256_file(path), turns=turns)
+    return AnswerSet(
+        model=answer_model_name(path), path=path, sha256=sha256_file(path), turns=turns
+    )

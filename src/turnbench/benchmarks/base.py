@@ -230,6 +230,9 @@ class Benchmark(ABC):
     #: benchmarks whose samples are FastChat questions of `turns_per_sample` turns
     exports: ClassVar[tuple[str, ...]] = ()
     turns_per_sample: ClassVar[int] = 0
+    #: the data files a FastChat export copies, so `turnbench import` reads it back: file key
+    #: -> its place in FastChat's data folder
+    fastchat_files: ClassVar[Mapping[str, str]] = {}
     #: the score tables `aggregate` adds to a model's results (documented in the results
     #: schema, and checked against it for this benchmark's runs)
     results_model: ClassVar[type[BaseModel] | None] = None

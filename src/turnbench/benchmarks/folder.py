@@ -55,9 +55,22 @@ def folder_files(cls: type[Benchmark], folder: Path) -> dict[str, Path]:
             missing.append(" or ".join(spec.names))
     if missing:
         raise UserError(
-            f"{folder} is laid out as a {cls.name} folder but has no {', '.join(missing)}"
+            f"{folder} is laid out as a {cls.name} folder but has no {', '.join(missing)}; "
+            f"found: {listing(folder)}"
         )
     return found
+
+
+def listing(folder: Path, limit: int = 12) -> str:
+    """What a folder holds, briefly (folders end in '/'), for messages that refuse it."""
+    try:
+        entries = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    except OSError:
+        return "nothing readable"
+    if not entries:
+        return "nothing (an empty folder)"
+    more = f" and {len(entries) - limit} more" if len(entries) > limit else ""
+    return ", ".join(entries[:limit]) + more
 
 
 def folder_benchmark(base: type[Benchmark], folder: Path) -> type[Benchmark]:

@@ -8,14 +8,14 @@ benchmark's package without importing the layer above.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.samples import AnswerSet, Sample
-from turnbench.types import Message, Order
+from turnbench.types import Message, Order, SampleId
 
 if TYPE_CHECKING:
     from turnbench.benchmarks.base import Benchmark
@@ -42,6 +42,7 @@ class ImportedJudgment:
     criterion: str | None = None
     pair: tuple[str, str] | None = None
     order: Order | None = None
+    reasks: int = 0
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. the other tool's timestamp
 
 
@@ -65,6 +66,41 @@ class ImportOptions:
     judgments: Path | None = None  # one judgment file, when a folder holds several
     data_dir: Path | None = None
     download: bool = True
+    baseline: str | None = None  # pairwise: the baseline (else told by the games)
+
+
+def inferred_limit(samples: Sequence[Sample], judged: Collection[SampleId]) -> int | None:
+    """The `--limit N` whose plan (the first N samples of every group) holds every judged
+    sample: the plan of a run made with that limit, told by the samples it judged (None: no
+    limit; every group's last judged sample is near its end, or nothing was judged)."""
+    positions: dict[str | None, int] = {}
+    needed = 0
+    for sample in samples:
+        position = positions.get(sample.group, 0) + 1
+        positions[sample.group] = position
+        if sample.id in judged:
+            needed = max(needed, position)
+    if needed == 0 or needed >= max(positions.values(), default=0):
+        return None
+    return needed
+
+
+def detect_baseline(pairs: Sequence[tuple[str, str]], given: str | None = None) -> str | None:
+    """The baseline of pairwise games (`pairs`: the two models of every game, as recorded):
+    `given`, else the one model every game includes, whichever side it stands on. With a
+    single pair of models, the one recorded second in every game (FastChat's place for its
+    baseline); None when the games compare all pairs."""
+    if given is not None:
+        return given
+    if not pairs:
+        return None
+    common = set.intersection(*({first, second} for first, second in pairs))
+    if len(common) == 1:
+        return next(iter(common))
+    if len(common) == 2:
+        seconds = {second for _, second in pairs}
+        return next(iter(seconds)) if len(seconds) == 1 else None
+    return None
 
 
 Reader = Callable[[Path, ImportOptions, DataLocator], Imported]

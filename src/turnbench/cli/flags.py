@@ -54,8 +54,9 @@ FLAGS: tuple[Flag, ...] = (
          frozenset({RUN})),
     Flag("model_api_key_env", str | None, None, _opt("--model-api-key-env", help="Variable "
          "holding the model's API key."), frozenset({RUN})),
-    Flag("answers", Path | None, None, _opt("--answers", help="Answer file, or a folder of them "
-         "(one per model; the model is named after the file), or a turnbench run directory."),
+    Flag("answers", list[Path] | None, None, _opt("--answers", help="Answer file, or a folder of "
+         "them (one per model; the model is named after the file, or after its folder for "
+         "MODEL/results.jsonl), or a turnbench run directory. Repeat it to judge several."),
          frozenset({JUDGE})),
     Flag("mode", Literal["single", "pairwise", "pairwise-all"], "single", _opt("--mode",
          help="single ratings, pairwise against --baseline, or all pairs."), frozenset({JUDGE})),

@@ -23,12 +23,13 @@ def import_(
         Path,
         typer.Argument(
             help="The other tool's files: a file or a folder (structflowbench: one "
-            "*_evaluate.json or a folder of them; fastchat: a data/mt_bench folder).",
+            "*_evaluate.json or a folder of them; fastchat: a data/mt_bench folder, or a "
+            "fork's in its layout; csv, jsonl: a `turnbench export` file).",
         ),
     ],
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help="structflowbench or fastchat."),
+        typer.Option("--format", "-f", help="fastchat, structflowbench, csv or jsonl."),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     judge_name: Annotated[
@@ -50,7 +51,15 @@ def import_(
         Path | None,
         typer.Option(
             "--judgments",
-            help="fastchat: the judgment file to import, when model_judgment/ holds several.",
+            help="fastchat: the judgment file (or a fork's folder of them, "
+            "model_judgment/pairwise/JUDGE/) to import, when model_judgment/ holds several.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Pairwise judgments: the baseline model (default: the model every game includes).",
         ),
     ] = None,
     data_dir: Annotated[
@@ -74,6 +83,7 @@ def import_(
         judgments=judgments,
         data_dir=data_dir,
         download=not no_download,
+        baseline=baseline,
     )
     imported = read_import(fmt, source, options)  # everything is validated before writing
     results = write_import(imported, out, warn=print_warning)
@@ -87,8 +97,13 @@ def import_(
             out=out,
             results=results,
             status="finished",
-            message=None if complete else "the imported files do not cover every planned turn",
+            message=None
+            if complete
+            else "the imported files do not cover every planned turn (results.json lists "
+            "what is pending); importing the same files again adds nothing",
             exit_code=EXIT_OK if complete else EXIT_INCOMPLETE,
+            resumable=False,
+            pending_hint="no judgment for them in the imported files",
         ),
         type(imported.benchmark),
     )

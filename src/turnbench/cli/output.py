@@ -7,7 +7,7 @@ from rich.table import Table
 
 from turnbench.benchmarks import Benchmark, benchmark_class
 from turnbench.benchmarks.base import generic_table
-from turnbench.cli.terminal import cell, counts_line, draw_table, render_pairwise, shown
+from turnbench.cli.terminal import RESUMABLE, cell, counts_line, draw_table, render_pairwise, shown
 from turnbench.cli.terminal import console as make_console
 from turnbench.engine.dialogue import Estimate
 from turnbench.errors import UserError
@@ -41,14 +41,15 @@ def print_results(
 ) -> None:
     """The results of a run of `benchmark` (the class the command ran: its own tables)."""
     results = result.results
+    hint = RESUMABLE if result.resumable else (result.pending_hint or "not in the files")
     per_model = list(results["models"].values()) if "models" in results else [results]
     if "position_consistency" in results:  # a pairwise run: one table for all models
         per_model = []
-        for renderable in render_pairwise(results):
+        for renderable in render_pairwise(results, hint):
             console.print(renderable)
     for model_results in per_model:
         console.print(_render(model_results, benchmark))
-        console.print(counts_line(model_results))
+        console.print(counts_line(model_results, hint))
         for line in trust_lines(model_results):
             console.print(line)
     for line in trust_lines(results) if "position_consistency" in results else ():
@@ -78,7 +79,7 @@ def print_results(
     elif result.message:
         console.print(f"[red]{shown(result.message)}[/red]")
     console.print(f"Run {state}: results in {shown(result.out / 'results.json')}")
-    if not results["complete"]:
+    if not results["complete"] and result.resumable:
         console.print("Re-run the same command to resume; finished work is kept.")
     said = set(result.warnings)  # printed as they happened (print_warning): not twice
     for warning in results.get("warnings") or []:

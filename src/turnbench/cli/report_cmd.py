@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from turnbench.benchmarks.recorded import NamedBenchmark
 
 EXIT_WORSE = 1
+EXIT_LOSSY = 1  # an export written, but without everything its import would need
 
 RunDir = Annotated[Path, typer.Argument(help="A run directory (holds results.json and log.jsonl).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
@@ -226,6 +227,7 @@ def export(
     """Export a run's answers and judgments for other tools."""
     from turnbench.interop.export import (
         default_output,
+        fastchat_data,
         fastchat_rows,
         judgment_rows,
         render_csv,
@@ -244,14 +246,28 @@ def export(
     if fmt == "fastchat":
         if str(target) == "-":
             raise UserError("--format fastchat writes a folder; give --out FOLDER")
-        exported = fastchat_rows(run)
-        for note in exported.skipped[:10]:
-            _warn(f"not exported (FastChat answer rows need both turns): {note}")
-        if len(exported.skipped) > 10:
-            _warn(f"... and {len(exported.skipped) - 10} more incomplete question(s)")
+        turns, data, missing = fastchat_data(run)
+        exported = fastchat_rows(run, turns or None)
+        exported.data = data
+        if missing is not None:
+            exported.lost.insert(
+                0, f"the benchmark's data files (question.jsonl, reference_answer/): {missing}"
+            )
         written = write_fastchat(exported, target, refuse=lambda p: refuse_run_file(p, [run_dir]))
         for path in written:
             out.print(f"wrote {shown(path)}")
+        if exported.lost:
+            for note in exported.lost[:10]:
+                _warn(f"not in the FastChat files: {note}")
+            if len(exported.lost) > 10:
+                _warn(f"... and {len(exported.lost) - 10} more")
+            _stderr().print(
+                f"[bold red]error:[/bold red] the FastChat files cannot carry "
+                f"{len(exported.lost)} item(s) of this run (listed above), so `turnbench "
+                "import --format fastchat` would not rebuild its scores; --format jsonl "
+                "carries everything"
+            )
+            raise typer.Exit(EXIT_LOSSY)
         return
     rows = judgment_rows(run)
     text = render_csv(rows) if fmt == "csv" else render_jsonl(rows)
@@ -260,3 +276,9 @@ def export(
         return
     write_text(target, text)
     out.print(f"wrote {len(rows)} row(s) to {shown(target)}")
+    if fmt == "csv":
+        out.print(
+            "note: CSV carries scores and verdicts, not the answer texts or the judge's "
+            "replies; `turnbench import --format csv` rebuilds the scores only (--format "
+            "jsonl carries the texts too)"
+        )

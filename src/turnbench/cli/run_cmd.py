@@ -193,7 +193,8 @@ def judge(ctx: typer.Context, params: dict[str, Any]) -> None:
         raise UserError("--mode pairwise needs --baseline NAME (a model of --answers)")
     if mode != "pairwise" and baseline is not None:
         raise UserError("--baseline is only used with --mode pairwise")
-    _existing(params.get("answers"), "--answers")
+    for answers in params.get("answers") or []:
+        _existing(answers, "--answers")
     _existing(params.get("reference_file"), "--reference-file")
     _execute(options_from_flags(ctx, params), "judge", params)
 

@@ -40,7 +40,14 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def counts_line(results: dict[str, Any]) -> str:
+#: why work is pending, in a run that a re-run resumes
+RESUMABLE = (
+    "not finished: a request failed or the run stopped early; re-run the same command to "
+    "finish them"
+)
+
+
+def counts_line(results: dict[str, Any], pending_hint: str = RESUMABLE) -> str:
     counts = results["counts"]
     parts = [f"judged {counts['judged']}/{counts['expected']}"]
     if counts.get("failed"):
@@ -49,10 +56,7 @@ def counts_line(results: dict[str, Any]) -> str:
             "verdict after its re-asks; not averaged in)"
         )
     if counts.get("pending"):
-        parts.append(
-            f"[red]pending {counts['pending']}[/red] (not finished: a request failed or "
-            "the run stopped early; re-run the same command to finish them)"
-        )
+        parts.append(f"[red]pending {counts['pending']}[/red] ({pending_hint})")
     if counts.get("reasks"):
         parts.append(f"re-asks {counts['reasks']}")
     if counts.get("unclosed_think"):
@@ -88,7 +92,7 @@ def draw_table(table: TextTable) -> RenderableType:
     return Group(drawn, notes)
 
 
-def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
+def render_pairwise(results: Mapping[str, Any], pending_hint: str = RESUMABLE) -> list[Any]:
     """Rich renderables of a pairwise results object (rounded for display only)."""
 
     versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
@@ -123,10 +127,7 @@ def render_pairwise(results: Mapping[str, Any]) -> list[Any]:
             f"{pairs['excluded']} pair(s) left out"
         )
     if counts["pending"]:
-        parts.append(
-            f"[red]pending {counts['pending']}[/red] games (not finished: a request failed "
-            "or the run stopped early; re-run the same command to finish them)"
-        )
+        parts.append(f"[red]pending {counts['pending']}[/red] games ({pending_hint})")
     return [table, " · ".join(parts), ratings_table(results["ratings"])]
 
 

@@ -4,15 +4,28 @@ Everything is read from the run log (the truth), never from results.json. One ro
 judged turn: the latest judgment of every log key, plus the turns whose answer or judgment
 request still fails after its retries (status `request_failed`; a re-run retries them).
 
-The FastChat layout mirrors FastChat's `data/mt_bench/` folder so its tools (show_result.py,
-the answer readers) can load our runs:
+Every row names the benchmark and the run's judging mode, and a pairwise game its opponent
+and order, so `turnbench import --format csv|jsonl` rebuilds the run's scores from the file
+(CSV carries no answer texts and no judge replies; JSONL carries both).
 
+The FastChat layout mirrors FastChat's `data/mt_bench/` folder so its tools (show_result.py,
+the answer readers) and `turnbench import --format fastchat` can load our runs:
+
+    OUT/question.jsonl, OUT/reference_answer/gpt-4.jsonl, OUT/judge_prompts.jsonl
+                                          the benchmark's data files, byte for byte
     OUT/model_answer/MODEL.jsonl          {"question_id", "answer_id", "model_id",
                                            "choices": [{"index": 0, "turns": [...]}], "tstamp"}
     OUT/model_judgment/JUDGE_single.jsonl {"question_id", "model", "judge": [JUDGE, prompt],
                                            "user_prompt", "judgment", "score", "turn", "tstamp"}
+    OUT/model_judgment/JUDGE_pair.jsonl   {"question_id", "model_1", "model_2", "g1_winner",
+                                           "g2_winner", "judge", "g1_user_prompt",
+                                           "g1_judgment", "g2_user_prompt", "g2_judgment",
+                                           "turn", "tstamp"}
 
-A failed judgment gets score -1 there, as FastChat writes it (its readers drop -1 rows).
+A failed judgment gets score -1 there (a failed game winner "error"), as FastChat writes it
+(its readers drop -1 rows). What those formats cannot hold (a question not answered in
+every turn, a game judged in one order only, repeated judgments) is listed in
+`FastChatExport.lost`: the export then does not rebuild the run's scores.
 """
 
 from __future__ import annotations
@@ -22,9 +35,10 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +46,7 @@ from turnbench.errors import UserError
 from turnbench.safetext import file_name_problem
 from turnbench.specs import PROVIDERS
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
-from turnbench.types import AnswerRecord
+from turnbench.types import AnswerRecord, JudgmentRecord
 
 FORMATS = ("csv", "jsonl", "fastchat")
 CSV_COLUMNS = [
@@ -51,18 +65,32 @@ CSV_COLUMNS = [
     "parser",
     "error",
     "ts",
+    "opponent",
+    "order",
+    "criterion",
+    "repeat",
+    "checklist",
+    "benchmark",
+    "mode",
 ]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# an apostrophe of the text itself is doubled, so reading strips exactly one
+CSV_ESCAPED = (*FORMULA_STARTS, "'")
 
 
 def judgment_rows(run: Run) -> list[dict[str, Any]]:
-    """One row per judged turn (every judge in the log), with the answer and raw replies."""
-    return judged_turn_rows(run)
+    """One row per judged turn (every judge in the log), with the answer and raw replies,
+    the benchmark (its reference: a name, a file, a folder) and the run's judging mode."""
+    benchmark = run.provenance.get("benchmark_ref") or run.benchmark
+    return [{**row, "benchmark": benchmark, "mode": run.judging} for row in judged_turn_rows(run)]
 
 
 def _csv_cell(value: Any) -> Any:
-    """Text that a spreadsheet would run as a formula is prefixed with an apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    """Text that a spreadsheet would run as a formula is prefixed with an apostrophe; a
+    list (a checklist) is written as JSON."""
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(CSV_ESCAPED):
         return "'" + value
     return value
 
@@ -98,7 +126,10 @@ def fastchat_name(spec: str) -> str:
 class FastChatExport:
     answers: dict[str, list[dict[str, Any]]]  # file stem -> rows
     judgments: dict[str, list[dict[str, Any]]]  # judge name -> rows
-    skipped: list[str]
+    skipped: list[str]  # answers not exported (a question not answered in every turn)
+    pairs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # judge -> rows
+    lost: list[str] = field(default_factory=list)  # what the files cannot carry, besides
+    data: dict[str, Path] = field(default_factory=dict)  # place in the folder -> data file
 
 
 def _answer_id(model: str, question_id: int | str) -> str:
@@ -109,7 +140,9 @@ def _sample_value(sample: str) -> int | str:
     return int(sample) if sample.lstrip("-").isdigit() else sample
 
 
-def fastchat_rows(run: Run) -> FastChatExport:
+def fastchat_rows(run: Run, turns: Mapping[str, int] | None = None) -> FastChatExport:
+    """FastChat's rows of `run`. `turns`: sample id -> its number of turns (from the
+    benchmark's data; else every sample has the benchmark's `turns_per_sample`)."""
     cls = run.benchmark_class
     if cls is None or "fastchat" not in cls.exports:
         raise UserError(
@@ -123,6 +156,7 @@ def fastchat_rows(run: Run) -> FastChatExport:
         if name in names.values():
             raise UserError(f"two models of {run.path} share the FastChat name {name!r}")
         names[model] = name
+    turns_of = dict(turns or {})
     by_sample: dict[tuple[str, str], dict[int, AnswerRecord]] = {}
     for (model, sample, turn), record in answers.items():
         by_sample.setdefault((model, sample), {})[turn] = record
@@ -131,9 +165,10 @@ def fastchat_rows(run: Run) -> FastChatExport:
     for (model, sample), turns in sorted(
         by_sample.items(), key=lambda item: (item[0][0], sample_sort_key(item[0][1]))
     ):
-        wanted = tuple(range(1, cls.turns_per_sample + 1))
+        count = turns_of.get(sample, cls.turns_per_sample)
+        wanted = tuple(range(1, count + 1))
         if tuple(sorted(turns)) != wanted:
-            skipped.append(f"{model} question {sample}: answered turns {sorted(turns)}")
+            skipped.append(f"{model} question {sample}: answered turns {sorted(turns)} of {count}")
             continue
         records = [turns[t] for t in wanted]
         exported.setdefault(names[model], []).append(
@@ -146,13 +181,29 @@ def fastchat_rows(run: Run) -> FastChatExport:
             }
         )
     graded: dict[str, list[dict[str, Any]]] = {}
+    lost = [f"answers of {note}" for note in skipped]
+    repeats = sum(r.repeat > 0 for r in judgments.values())
+    if repeats:
+        lost.append(
+            f"{repeats} repeated judgment(s) (--judge-repeats): FastChat holds one judgment "
+            "per turn, so only the first of each is exported"
+        )
+    games: dict[tuple[str, tuple[str, str], str, int], dict[str, JudgmentRecord]] = {}
     for record in sorted(
         judgments.values(),
         key=lambda r: (r.judge, r.model, sample_sort_key(str(r.sample_id)), r.turn),
     ):
-        if record.is_game or (record.score is None and record.status == "scored"):
-            continue  # pairwise games have their own FastChat format
-        user = next((m["content"] for m in record.messages if m.get("role") == "user"), "")
+        if record.repeat > 0:
+            continue
+        if record.is_game and record.pair is not None and record.order is not None:
+            game = (record.judge, record.pair, str(record.sample_id), record.turn)
+            games.setdefault(game, {})[record.order] = record
+            continue
+        if record.score is None and record.status == "scored":
+            lost.append(f"{record.model} question {record.sample_id} turn {record.turn}: "
+                        "a judgment without a score")  # fmt: skip
+            continue
+        user = _user_prompt(record)
         graded.setdefault(fastchat_name(record.judge), []).append(
             {
                 "question_id": record.sample_id,
@@ -165,7 +216,77 @@ def fastchat_rows(run: Run) -> FastChatExport:
                 "tstamp": record.ts,
             }
         )
-    return FastChatExport(exported, graded, skipped)
+    paired = _pair_rows(games, names, lost)
+    return FastChatExport(exported, graded, skipped, pairs=paired, lost=lost)
+
+
+def _user_prompt(record: JudgmentRecord) -> str:
+    return next((m["content"] for m in record.messages if m.get("role") == "user"), "")
+
+
+def _winner(record: JudgmentRecord | None, first_shown: str) -> str:
+    """FastChat's winner of a game: "model_1", "model_2", "tie" or "error" (no verdict);
+    `first_shown` is the pair member shown as assistant A ("model_1" in game 1)."""
+    if record is None or record.status != "scored" or record.verdict is None:
+        return "error"
+    second_shown = "model_2" if first_shown == "model_1" else "model_1"
+    return {"A": first_shown, "B": second_shown}.get(record.verdict, "tie")
+
+
+def _pair_rows(
+    games: Mapping[tuple[str, tuple[str, str], str, int], Mapping[str, JudgmentRecord]],
+    names: Mapping[str, str],
+    lost: list[str],
+) -> dict[str, list[dict[str, Any]]]:
+    """FastChat's pairwise rows: game 1 shows model_1 (the pair's first) as A, game 2
+    model_2."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for (judge, pair, sample, turn), played in sorted(
+        games.items(), key=lambda i: (i[0][0], i[0][1], sample_sort_key(i[0][2]), i[0][3])
+    ):
+        first, second = played.get("AB"), played.get("BA")
+        if first is None or second is None:
+            lost.append(
+                f"{pair[0]} vs {pair[1]} question {sample} turn {turn}: judged in one order "
+                "only (FastChat's rows hold both games)"
+            )
+            continue
+        rows.setdefault(fastchat_name(judge), []).append(
+            {
+                "question_id": _sample_value(sample),
+                "model_1": names[pair[0]],
+                "model_2": names[pair[1]],
+                "g1_winner": _winner(first, "model_1"),
+                "g2_winner": _winner(second, "model_2"),
+                "judge": [fastchat_name(judge), first.prompt_name],
+                "g1_user_prompt": _user_prompt(first),
+                "g1_judgment": first.outputs[-1] if first.outputs else "",
+                "g2_user_prompt": _user_prompt(second),
+                "g2_judgment": second.outputs[-1] if second.outputs else "",
+                "turn": turn,
+                "tstamp": max(first.ts, second.ts),
+            }
+        )
+    return rows
+
+
+def fastchat_data(run: Run) -> tuple[dict[str, int], dict[str, Path], str | None]:
+    """The run's benchmark data for a FastChat export: sample id -> number of turns, the
+    data files to copy (place in the folder -> file), or why they cannot be found."""
+    from turnbench.benchmarks.base import BenchmarkSettings
+    from turnbench.benchmarks.datafiles import DataLocator
+
+    cls = run.benchmark_class
+    if cls is None:
+        return {}, {}, f"the benchmark {run.benchmark!r} is not available here"
+    try:
+        files = cls.locate_files(DataLocator(None, allow_download=False))
+        benchmark = cls(files, BenchmarkSettings())
+    except UserError as error:
+        return {}, {}, error.message.splitlines()[0]
+    turns = {str(s.id): len(s.turns) for s in benchmark.all_samples()}
+    data = {place: files[key] for key, place in cls.fastchat_files.items() if key in files}
+    return turns, data, None
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -189,19 +310,35 @@ def write_fastchat(
     raises for one that must not be replaced: a file of the run being exported)."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder (fastchat writes a folder)")
-    files = [
-        *((out / "model_answer" / f"{stem}.jsonl", rows) for stem, rows in export.answers.items()),
-        *(
-            (out / "model_judgment" / f"{judge}_single.jsonl", rows)
-            for judge, rows in export.judgments.items()
-        ),
-    ]
-    for path, _ in files:
+    targets = [out / place for place in export.data]
+    targets += [out / "model_answer" / f"{stem}.jsonl" for stem in export.answers]
+    targets += [out / "model_judgment" / f"{judge}_single.jsonl" for judge in export.judgments]
+    targets += [out / "model_judgment" / f"{judge}_pair.jsonl" for judge in export.pairs]
+    for target in targets:  # every file checked before any is written
         if refuse is not None:
-            refuse(path)
-    for path, rows in files:
+            refuse(target)
+    written = []
+    for place, source in export.data.items():
+        target = out / place
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)  # byte for byte: the import knows them again
+        except OSError as error:
+            raise UserError(f"cannot write {target}: {error.strerror or error}") from None
+        written.append(target)
+    for stem, rows in export.answers.items():
+        path = out / "model_answer" / f"{stem}.jsonl"
         write_text(path, render_jsonl(rows))
-    return [path for path, _ in files]
+        written.append(path)
+    for judge, rows in export.judgments.items():
+        path = out / "model_judgment" / f"{judge}_single.jsonl"
+        write_text(path, render_jsonl(rows))
+        written.append(path)
+    for judge, rows in export.pairs.items():
+        path = out / "model_judgment" / f"{judge}_pair.jsonl"
+        write_text(path, render_jsonl(rows))
+        written.append(path)
+    return written
 
 
 def default_output(run_dir: Path, fmt: str) -> Path:

@@ -43,11 +43,19 @@ def import_formats() -> dict[str, tuple[type[Benchmark], str]]:
     return dict(sorted(found.items()))
 
 
+#: turnbench's own exports (`turnbench export --format csv|jsonl`), of any benchmark
+EXPORT_FORMATS = {
+    "csv": "turnbench.interop.reimport:read_csv_export",
+    "jsonl": "turnbench.interop.reimport:read_jsonl_export",
+}
+
+
 def reader_for(fmt: str) -> Reader:
-    formats = import_formats()
+    formats = {name: reader for name, (_, reader) in import_formats().items()}
+    formats.update(EXPORT_FORMATS)
     if fmt not in formats:
         raise UserError(f"unknown import format {fmt!r}; formats: {', '.join(formats)}")
-    module_name, _, function = formats[fmt][1].partition(":")
+    module_name, _, function = formats[fmt].partition(":")
     return getattr(importlib.import_module(module_name), function)  # type: ignore[no-any-return]
 
 
@@ -113,6 +121,7 @@ def _record(judge: str, item: ImportedJudgment) -> JudgmentRecord:
         verdict=item.verdict,
         checklist=item.checklist,
         parse_error=item.parse_error,
+        reasks=item.reasks,
         origin="imported",
         meta={**meta, **item.meta},
     )

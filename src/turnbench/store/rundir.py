@@ -528,6 +528,10 @@ def judged_turn_rows(run: Run) -> list[dict[str, Any]]:
                 "task": record.meta.get("task", group if "task" in _kinds(run) else None),
                 "criterion": record.criterion,
                 "repeat": record.repeat,
+                # a pairwise game: the other model shown, and the order ("AB": `model` is
+                # the pair's first model; "BA": its second), so both games of a pair differ
+                "opponent": _opponent(record),
+                "order": record.order,
                 "prompt_name": record.prompt_name,
                 "status": record.status,
                 "score": record.score,
@@ -557,6 +561,8 @@ def judged_turn_rows(run: Run) -> list[dict[str, Any]]:
                 "task": group if "task" in _kinds(run) else None,
                 "criterion": None,
                 "repeat": 0,
+                "opponent": None,
+                "order": None,
                 "prompt_name": None,
                 "status": "request_failed",
                 "score": None,
@@ -575,6 +581,13 @@ def judged_turn_rows(run: Run) -> list[dict[str, Any]]:
         key=lambda r: (r["judge"], r["model"], sample_sort_key(str(r["sample_id"])), r["turn"])
     )
     return rows
+
+
+def _opponent(record: JudgmentRecord) -> str | None:
+    if record.pair is None:
+        return None
+    first, second = record.pair
+    return second if record.model == first else first
 
 
 def _kinds(run: Run) -> set[str]:

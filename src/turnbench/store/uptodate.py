@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -127,7 +127,7 @@ def runtime_versions() -> dict[str, str]:
     return found
 
 
-def _answers_sha256(path: Path) -> dict[str, str]:
+def _answers_sha256(path: Path | Sequence[Path]) -> dict[str, str]:
     """Every answer source `--answers` names: a file's bytes, a run directory's log."""
     digests = {}
     for source in answer_sources(path):

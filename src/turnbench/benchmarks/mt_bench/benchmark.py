@@ -52,8 +52,10 @@ from turnbench.benchmarks.mt_bench.prompts import (
     REFERENCE_CATEGORIES,
     judge_prompt_name,
     pair_prompt_name,
+    prompt_names,
     render_pairwise_judgment,
     render_single_judgment,
+    unversioned,
 )
 from turnbench.errors import UserError
 from turnbench.stats.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
@@ -107,21 +109,38 @@ class MTBench(Benchmark):
     exports = ("fastchat",)
     results_model = MTBenchTables
     turns_per_sample = 2
-    #: FastChat's `data/mt_bench/` layout (its judge prompts live one level up, in `data/`)
+    #: FastChat's `data/mt_bench/` layout (its judge prompts live one level up, in `data/`),
+    #: and its forks': reference answers in a folder per judge (`reference_answer/gpt-4/`),
+    #: judge prompts named after the language (`judge_prompts_jp.jsonl`)
     folder_layout = (
         FolderFile(QUESTIONS, ("question.jsonl",)),
         FolderFile(
             REFERENCES,
-            ("reference_answer/gpt-4.jsonl", "reference_answer/*.jsonl"),
+            (
+                "reference_answer/gpt-4.jsonl",
+                "reference_answer/*.jsonl",
+                "reference_answer/gpt-4/*.jsonl",
+                "reference_answer/*/*.jsonl",
+            ),
             required=False,
         ),
         FolderFile(
             JUDGE_PROMPTS,
-            ("judge_prompts.jsonl", "../judge_prompts.jsonl"),
+            (
+                "judge_prompts.jsonl",
+                "../judge_prompts.jsonl",
+                "judge_prompts*.jsonl",
+                "../judge_prompts*.jsonl",
+            ),
             required=False,
             published_fallback=True,
         ),
     )
+    fastchat_files: ClassVar[Mapping[str, str]] = {
+        QUESTIONS: "question.jsonl",
+        REFERENCES: "reference_answer/gpt-4.jsonl",
+        JUDGE_PROMPTS: "judge_prompts.jsonl",
+    }
     importers: ClassVar[Mapping[str, str]] = {
         "fastchat": "turnbench.benchmarks.mt_bench.importer:read_fastchat"
     }
@@ -151,6 +170,8 @@ class MTBench(Benchmark):
         self.questions = load_questions(files[QUESTIONS])
         self.by_id = {q.question_id: q for q in self.questions}
         self.prompts = load_judge_prompts(files[JUDGE_PROMPTS])
+        # FastChat's names (`single-v1`), or its forks' unversioned ones (`single`)
+        self.prompt_names = prompt_names(self.prompts)
         # a user's own set may have no reference answers (then it needs no reference category)
         self.references = (
             load_references(files[REFERENCES], self.by_id) if REFERENCES in files else {}
@@ -167,13 +188,25 @@ class MTBench(Benchmark):
             question: Question = sample.source
             for turn in range(1, len(question.turns) + 1):
                 name = judge_prompt_name(question.category, turn)
-                if name not in self.prompts:
-                    raise UserError(f"{files[JUDGE_PROMPTS]}: judge prompt {name!r} missing")
+                if name not in self.prompt_names:
+                    raise UserError(
+                        f"{files[JUDGE_PROMPTS]}: judge prompt {name!r} missing (nor its "
+                        f"unversioned name {unversioned(name)!r}); the file has "
+                        f"{', '.join(sorted(self.prompts)) or 'no prompts'}"
+                    )
             if question.category in REFERENCE_CATEGORIES and question.question_id not in (
                 self.references
             ):
+                where = (
+                    f"{files[REFERENCES]} has none for it"
+                    if REFERENCES in files
+                    else "no reference answer file was found (looked for "
+                    + ", ".join(self.folder_layout[1].names)
+                    + ")"
+                )
                 raise UserError(
-                    f"no reference answer for question {question.question_id} ({question.category})"
+                    f"no reference answer for question {question.question_id} "
+                    f"({question.category}): {where}"
                 )
 
     @staticmethod
@@ -203,18 +236,22 @@ class MTBench(Benchmark):
     # -- identity --------------------------------------------------------------------------
     def _versions(self, names: set[str], kind: str) -> dict[str, str]:
         parser = self.parsers[kind][self.settings.parser]  # type: ignore[index]
-        versions = {"judge_prompts": "fastchat:" + ",".join(sorted(names)), "parser": parser}
+        shown = sorted(self.prompt_names.get(name, name) for name in names)
+        versions = {"judge_prompts": "fastchat:" + ",".join(shown), "parser": parser}
         return versions
 
+    def _turns(self, sample: Sample) -> range:
+        return range(1, len(sample.turns) + 1)
+
     def prompt_versions(self) -> dict[str, str]:
-        names = {judge_prompt_name(s.group or "", t) for s in self._planned for t in (1, 2)}
+        names = {judge_prompt_name(s.group or "", t) for s in self._planned for t in self._turns(s)}
         return self._versions(names, "rating")
 
     def pairwise_prompt_versions(self) -> dict[str, str]:
         names = {
             pair_prompt_name(s.group in REFERENCE_CATEGORIES, t)
             for s in self._planned
-            for t in (1, 2)
+            for t in self._turns(s)
         }
         return self._versions(names, "verdict")
 
@@ -225,8 +262,11 @@ class MTBench(Benchmark):
         for sample in self._planned:
             for turn in range(1, len(sample.turns) + 1):
                 name = pair_prompt_name(sample.group in REFERENCE_CATEGORIES, turn)
-                if name not in self.prompts:
-                    raise UserError(f"the MT-Bench judge prompts file has no prompt {name!r}")
+                if name not in self.prompt_names:
+                    raise UserError(
+                        f"the MT-Bench judge prompts file has no prompt {name!r} (nor "
+                        f"{unversioned(name)!r}); it has {', '.join(sorted(self.prompts))}"
+                    )
 
     # -- asking ----------------------------------------------------------------------------
     def answer_params(self, sample: Sample) -> RequestParams:
@@ -247,7 +287,7 @@ class MTBench(Benchmark):
     def judge_tasks(
         self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
     ) -> list[JudgeTask]:
-        name = judge_prompt_name(sample.group or "", turn)
+        name = self.prompt_names[judge_prompt_name(sample.group or "", turn)]
         questions = [t.user for t in sample.turns]
         answers = [a for _, a in earlier] + [answer]
         messages = render_single_judgment(
@@ -262,7 +302,7 @@ class MTBench(Benchmark):
         conversation_a: tuple[Sequence[Pair], str],
         conversation_b: tuple[Sequence[Pair], str],
     ) -> JudgeTask:
-        name = pair_prompt_name(sample.group in REFERENCE_CATEGORIES, turn)
+        name = self.prompt_names[pair_prompt_name(sample.group in REFERENCE_CATEGORIES, turn)]
         questions = [t.user for t in sample.turns]
         answers_a = [a for _, a in conversation_a[0]] + [conversation_a[1]]
         answers_b = [a for _, a in conversation_b[0]] + [conversation_b[1]]

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from turnbench.benchmarks.answers import answer_model_name
 from turnbench.benchmarks.base import AnswerSet
 from turnbench.benchmarks.datafiles import sha256_file
 from turnbench.textio import ErrorCollector, read_jsonl, validate_rows
@@ -88,7 +89,8 @@ def load_references(path: Path, questions: dict[int, Question]) -> dict[int, lis
 
 
 def load_answer_set(path: Path, questions: dict[int, Question], planned: list[int]) -> AnswerSet:
-    """One FastChat answer file; the model is named after the file (FastChat's rule)."""
+    """One FastChat answer file; the model is named after the file (FastChat's rule), or
+    after its folder for a fork's `MODEL/results.jsonl`."""
     collector = ErrorCollector(path)
     answers: dict[int, dict[int, str]] = {}
     rows = load_answer_rows(path, collector)
@@ -120,4 +122,6 @@ def load_answer_set(path: Path, questions: dict[int, Question], planned: list[in
         shown = ", ".join(map(str, missing[:12])) + (" ..." if len(missing) > 12 else "")
         collector.add(None, f"no answers for {len(missing)} planned question(s): {shown}")
     collector.raise_if_any()
-    return AnswerSet(model=path.stem, path=path, sha256=sha256_file(path), turns=dict(answers))
+    return AnswerSet(
+        model=answer_model_name(path), path=path, sha256=sha256_file(path), turns=dict(answers)
+    )

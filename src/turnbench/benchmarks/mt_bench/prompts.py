@@ -8,7 +8,8 @@ reference answer(s).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from turnbench.benchmarks.mt_bench.data import JudgePrompt
 from turnbench.types import Message
@@ -31,6 +32,29 @@ def pair_prompt_name(with_reference: bool, turn: int) -> str:
     """`pair-v2` / `pair-math-v1` on turn 1, their `-multi-turn` forms on turn 2."""
     base = "pair-math-v1" if with_reference else "pair-v2"
     return base if turn == 1 else f"{base}-multi-turn"
+
+
+def unversioned(name: str) -> str:
+    """A prompt's name as FastChat's forks write it: `single-v1` -> `single`,
+    `pair-math-v1-multi-turn` -> `pair-math-multi-turn`."""
+    return re.sub(r"-v\d+(?=-|$)", "", name)
+
+
+def prompt_names(prompts: Mapping[str, JudgePrompt]) -> dict[str, str]:
+    """FastChat's prompt name -> the name it has in `prompts`: itself, or its unversioned
+    form when only that is there (a fork's file)."""
+    found: dict[str, str] = {}
+    for category in ("writing", "math"):
+        for turn in (1, 2):
+            for name in (
+                judge_prompt_name(category, turn),
+                pair_prompt_name(category == "math", turn),
+            ):
+                for candidate in (name, unversioned(name)):
+                    if candidate in prompts:
+                        found[name] = candidate
+                        break
+    return found
 
 
 def reference_fields(references: list[str] | None, turn: int) -> dict[str, str]:
