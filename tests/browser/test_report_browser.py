@@ -283,12 +283,16 @@ def test_a_3_mb_unbroken_answer_keeps_the_page_usable(browser, env, tmp_path_fac
     page, errors = open_page(browser, report)
     try:
         not_hijacked(page)
+        # 1.5 M Arabic letters stay in the report file; 2 M accented-letter characters pass
+        # its limit and go to a page beside it: both ways of opening a dialogue are tried
+        paged = (root / "report-files").is_dir()
+        assert paged == (kind != "arabic")
         sample = page.locator("#s-mt-bench-81")
-        sample.locator(":scope > summary").click(timeout=3_000)
         started = time.monotonic()
-        # the 3 MB dialogue is on a page beside the report; its link opens it at the sample
-        sample.locator("a", has_text="read this dialogue").click(timeout=3_000)
-        page.wait_for_load_state(timeout=3_000)
+        sample.locator(":scope > summary").click(timeout=3_000)
+        if paged:  # the dialogue is on a page beside the report; its link opens it there
+            sample.locator("a", has_text="read this dialogue").click(timeout=3_000)
+            page.wait_for_load_state(timeout=3_000)
         opened = page.locator("#s-mt-bench-81")
         first = opened.locator(".answer .text").first
         first.wait_for(state="visible", timeout=3_000)
@@ -300,7 +304,7 @@ def test_a_3_mb_unbroken_answer_keeps_the_page_usable(browser, env, tmp_path_fac
         started = time.monotonic()
         rest.locator("summary").click(timeout=3_000)
         rest.locator(".text").wait_for(state="visible", timeout=10_000)
-        assert page.evaluate("document.title") == "turnbench report: mt-bench dialogues, page 1"
+        assert page.title().endswith("mt-bench dialogues, page 1" if paged else "report")
         assert time.monotonic() - started < 10.0
         shown = page.evaluate(
             "Array.from(document.querySelector('#s-mt-bench-81 .answer')"
