@@ -33,7 +33,8 @@ def esc(value: Any) -> str:
 
 
 def _binds(text: str, at: int) -> bool:
-    """Whether a cut before `at` would part a character from its marks or joiners."""
+    """Whether a cut before `at` would part a character from its marks, modifiers (an
+    emoji skin tone) or joiners."""
     char = text[at]
     return (
         unicodedata.category(char) in ("Mn", "Mc", "Me", "Sk")
