@@ -4,6 +4,7 @@ fake server (one of them with hostile answers and judge replies)."""
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 from collections.abc import Callable
@@ -412,3 +413,30 @@ def test_small_reports_keep_their_dialogues_inline(runs, report_env, tmp_path):
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "report-files").exists()
     assert "Compose an engaging travel blog post" in out.read_text("utf-8")
+
+
+def test_a_huge_unbroken_answer_is_in_the_page_whole_and_escaped(report_env, tmp_path):
+    """Issue 22 item 8: an answer with one 300,000-character word (hostile markup inside)
+    is shown breakable and folded, and nothing of it is dropped or left unescaped."""
+    piece = "\u0633\u0644\u0627\u0645e\u0301<img/src=x/onerror=alert(1)>&amp;</div>" + "k" * 50
+    token = piece * (300_000 // len(piece))
+
+    def responder(request: dict) -> str:
+        if request["model"] != JUDGE_MODEL and request["messages"][-1]["content"].startswith(
+            "Compose an engaging travel blog post"
+        ):
+            return token
+        return default_content(request)
+
+    run = make_run(tmp_path / "run", report_env, responder)
+    out = tmp_path / "report.html"
+    done = run_cli(["report", str(run), "--out", str(out)], report_env)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text("utf-8")
+    assert "<img/src" not in page and page.count("<script") == 1
+    sample = page.split('id="s-mt-bench-81"')[1]
+    answer = sample.split('<div class="answer">')[1].split('<details class="judge">')[0]
+    assert answer.count("<wbr>") >= len(token) // 200 - 2 and '<details class="more">' in answer
+    answer = re.sub(r"<summary>[^<]*</summary>", "", answer)
+    shown = re.sub(r"<[^>]*>", "", answer.split("</span></div>", 1)[1])  # after the label
+    assert html.unescape(shown) == token

@@ -76,6 +76,8 @@ details.sample[open] > summary { border-bottom:1px solid var(--line); background
 .judge pre, pre.raw { white-space:pre-wrap; overflow-wrap:anywhere; background:#f7f7f9;
                       padding:6px 8px; border-radius:4px; margin:4px 0; font-size:12px; }
 .judge summary { cursor:pointer; font-size:12px; color:var(--accent); }
+.long { word-break:break-all; }
+details.more > summary { cursor:pointer; font-size:12px; color:var(--accent); margin:2px 0; }
 .score { font-weight:700; }
 """
 

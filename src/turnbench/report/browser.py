@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.report.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
-from turnbench.report.markup import anchor, badge, esc, fmt
+from turnbench.report.markup import anchor, badge, esc, fmt, long_text
 from turnbench.report.samples import DialogueText, Texts
 from turnbench.store.rundir import Entry, Run, TurnKey, sample_sort_key
 
@@ -90,7 +90,8 @@ def _judge_block(record: JudgmentDone, outputs: list[str]) -> str:
     replies = []
     for index, output in enumerate(outputs):
         heading = "judge reply" if index == 0 else f"reply to re-ask {index}"
-        replies.append(f'<div class="small muted">{esc(heading)}</div><pre>{esc(output)}</pre>')
+        reply = long_text(output, tag="pre")
+        replies.append(f'<div class="small muted">{esc(heading)}</div>{reply}')
     error = (
         f'<div class="small">parse error: {esc(record.parse_error)}</div>'
         if record.parse_error
@@ -122,7 +123,7 @@ def _answer_cell(entry: Entry, key: TurnKey, failures: dict[TurnKey, str], shown
     failure = failures.get(key)
     text = shown.get((id(entry.run), answer.offset)) if answer is not None else None
     body = (
-        f'<div class="text">{esc(text)}</div>'
+        long_text(text, "text")
         if answer is not None
         else '<div class="text muted">(no answer recorded)</div>'
     )
@@ -157,7 +158,7 @@ def _pairwise_games(records: list[tuple[JudgmentDone, list[str]]]) -> str:
             outcome = f"{record.verdict}: {winner} wins"
         else:
             outcome = str(record.verdict)
-        replies = "".join(f"<pre>{esc(o)}</pre>" for o in outputs)
+        replies = "".join(long_text(o, tag="pre") for o in outputs)
         items.append(
             f'<details class="judge"><summary>A = {esc(shown_a)}, B = {esc(shown_b)} · '
             f"verdict {esc(outcome)}</summary>{replies}</details>"
@@ -422,7 +423,7 @@ def _sample_block(context: _Context, sample: str) -> str:
         key = (sample, turn)
         question = text.questions.get(turn) if text else None
         question_markup = (
-            f'<div class="question">{esc(question)}</div>'
+            long_text(question, "question")
             if question is not None
             else '<div class="question muted">(question text not available: no generated '
             "answer in the log and no data files found)</div>"
@@ -435,7 +436,7 @@ def _sample_block(context: _Context, sample: str) -> str:
         golden = text.golden.get(turn) if text else None
         golden_markup = (
             f'<details class="judge"><summary>dataset answer for this turn (the golden '
-            f'context of later turns)</summary><pre class="raw">{esc(golden)}</pre></details>'
+            f"context of later turns)</summary>{long_text(golden, 'raw', 'pre')}</details>"
             if golden is not None
             else ""
         )
