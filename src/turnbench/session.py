@@ -30,10 +30,11 @@ from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
+from turnbench.judging.config import JudgeChoices, JudgeConfig, ModelConfig, build_judges
 from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.options import EvalOptions, JudgeOption
+from turnbench.options import EvalOptions
 from turnbench.prices import PriceTable, load_prices
-from turnbench.specs import parse_spec
+from turnbench.specs import ModelSpec, parse_spec
 from turnbench.store.resultsfile import write_results
 from turnbench.store.uptodate import (
     STATE_NAME,
@@ -103,18 +104,9 @@ class Prepared:
     benchmark: Benchmark
     work: Work
     config: RunConfig
-    judges: list[JudgeSettings]
+    judges: list[JudgeConfig]
     prices: PriceTable | None = None
-
-
-def _policy(options: EvalOptions) -> RetryPolicy:
-    return RetryPolicy(
-        max_attempts=options.max_attempts,
-        max_total_seconds=options.retry_max_time,
-        initial_wait=options.retry_initial_wait,
-        max_wait=max(60.0, options.retry_initial_wait),
-        request_timeout=options.request_timeout,
-    )
+    model: ModelConfig | None = None
 
 
 class Session:
@@ -146,41 +138,57 @@ class Session:
             self._warn_callback(message)
 
     # -- preparation (validates everything, writes nothing) -------------------------------
-    def judge_settings(self, cls: type[Benchmark] | None = None) -> list[JudgeSettings]:
-        """The judges' settings; without --judge-temperature the benchmark's default for the
-        parser mode (0, or none sent where the reference sends none)."""
+    def judge_configs(self, cls: type[Benchmark] | None = None) -> list[JudgeConfig]:
+        """The judges, built once from their flags; without --judge-temperature the
+        benchmark's default for the parser mode (0, or none sent where the reference sends
+        none)."""
         options = self.options
-        if not options.judge:
-            raise UserError("--judge is required")
         temperature = options.judge_temperature
-        if temperature is None and cls is not None:
-            temperature = cls.default_judge_temperature.get(options.parser, 0.0)
-        elif temperature is None:
-            temperature = 0.0
-        sampling = SamplingConfig(
-            temperature=temperature,
+        if temperature is None:
+            temperature = (
+                0.0 if cls is None else cls.default_judge_temperature.get(options.parser, 0.0)
+            )
+        choices = JudgeChoices(
             max_tokens=options.judge_max_tokens,
+            max_reasks=options.max_reasks_or_default(),
+            policy=RetryPolicy.from_flags(options),
+            temperature=temperature,
+            reask_max_tokens=options.reask_max_tokens,
             extra=options.judge_extra,
             token_param=options.judge_token_param,
-            reask_max_tokens=options.reask_max_tokens,
+            parser=options.parser,
+            scoring=options.judge_scoring,
+            guard=options.judge_guard,
+            concurrency=options.judge_concurrency or options.concurrency,
         )
-        settings = []
-        for judge in options.judge:
-            spec = str(parse_spec(judge.spec, "--judge"))
-            settings.append(
-                JudgeSettings(
-                    spec=spec,
-                    sampling=sampling,
-                    parser=options.parser,
-                    max_reasks=options.max_reasks_or_default(),
-                    scoring=options.judge_scoring,
-                    guard=options.judge_guard,
-                )
-            )
-        specs = [s.spec for s in settings]
-        if len(set(specs)) != len(specs):
-            raise UserError(f"the same --judge is given twice ({', '.join(specs)})")
-        return settings
+        return build_judges(options.judge, choices)
+
+    def _model_config(self, spec: ModelSpec, cls: type[Benchmark]) -> ModelConfig:
+        """The model under test of a `run`; without --max-new-tokens the benchmark's answer
+        token limit."""
+        options = self.options
+        return ModelConfig(
+            spec,
+            self._answer_sampling(options.max_new_tokens or cls.default_max_new_tokens),
+            BackendOptions(
+                role="model",
+                base_urls=tuple(options.model_base_url),
+                api_key_env=options.model_api_key_env,
+                concurrency=options.concurrency,
+                token_param=options.model_token_param,
+                policy=RetryPolicy.from_flags(options),
+            ),
+        )
+
+    def _answer_sampling(self, max_tokens: int) -> SamplingConfig:
+        options = self.options
+        return SamplingConfig(
+            temperature=options.temperature,
+            max_tokens=max_tokens,
+            system_prompt=options.system_prompt,
+            extra=options.model_extra,
+            token_param=options.model_token_param,
+        )
 
     def prepare(self) -> Prepared:
         options = self.options
@@ -188,25 +196,19 @@ class Session:
         check_extra_fields(options.judge_extra, "--judge-extra")
         if not options.judge:
             raise UserError("--judge is required")
+        model_spec = None
         if self.mode == "run":
             if options.model is None:
                 raise UserError("--model is required")
-            parse_spec(options.model, "--model")
+            model_spec = parse_spec(options.model, "--model")  # parsed here, once
         elif options.answers is None:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
-        judges = self.judge_settings(cls)
+        model = None if model_spec is None else self._model_config(model_spec, cls)
+        judges = self.judge_configs(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
         files = cls.locate_files(locator)
-        answer_sampling = None
-        if self.mode == "run":
-            answer_sampling = SamplingConfig(
-                temperature=options.temperature,
-                max_tokens=options.max_new_tokens or cls.default_max_new_tokens,
-                system_prompt=options.system_prompt,
-                extra=options.model_extra,
-                token_param=options.model_token_param,
-            )
+        answer_sampling = model.sampling if model is not None else None
         benchmark = cls(
             files,
             BenchmarkSettings(
@@ -220,9 +222,10 @@ class Session:
         if self.mode == "judge":
             assert options.answers is not None
             answer_sets = load_answer_sets(benchmark, options.answers)
+        settings = [judge.settings for judge in judges]
         work = Work(
             benchmark=benchmark,
-            judges=judges,
+            judges=settings,
             mode=self.mode,
             judging=options.mode if self.mode == "judge" else "single",
             model=options.model if self.mode == "run" else None,
@@ -238,59 +241,58 @@ class Session:
             judging=work.judging,
             model=work.model,
             models=[s.model for s in answer_sets],
-            judges=judges,
+            judges=settings,
             answer_sampling=answer_sampling,
             strip_think=options.strip_think,
             options=work.config_options(),
-            prompt_versions=self._prompt_versions(work, judges),
+            prompt_versions=self._prompt_versions(work, settings),
             data_sha256=dict(sorted(locator.checksums.items())),
             reference_sha256=benchmark.reference_sha256(),
             answers_sha256={s.model: s.sha256 for s in answer_sets},
             limit=options.limit,
             demo=options.demo,
-            endpoints=self._endpoints(),
+            endpoints=self._endpoints(model, judges),
             concurrency=options.concurrency,
             judge_repeats=options.judge_repeats,
             repeat_aggregate=options.repeat_aggregate,
             panel_aggregate=options.panel_aggregate,
         )
-        prices = load_prices(options.prices).off_list(self._served_elsewhere())
-        self._check_batch_and_cost(work, judges, prices)
-        return Prepared(benchmark, work, config, judges, prices)
+        prices = load_prices(options.prices).off_list(self._served_elsewhere(model, judges))
+        self._check_batch_and_cost(model, judges, prices)
+        return Prepared(benchmark, work, config, judges, prices, model)
 
-    def _served_elsewhere(self) -> list[str]:
+    @staticmethod
+    def _served_elsewhere(model: ModelConfig | None, judges: list[JudgeConfig]) -> list[str]:
         """The specs some role reaches through an endpoint other than their provider's own
         API (a local server, a proxy): the shipped list prices do not price them."""
-        options = self.options
-        roles = [(j.spec, self._judge_backend_options(j)) for j in options.judge]
-        if self.mode == "run" and options.model is not None:
-            roles.append((options.model, self._model_backend_options()))
-        return [spec for spec, given in roles if not served_by_provider(parse_spec(spec), given)]
+        roles = [*judges, *([model] if model is not None else [])]
+        return [
+            role.spec for role in roles if not served_by_provider(role.model_spec, role.backend)
+        ]
 
     def _check_batch_and_cost(
-        self, work: Work, judges: list[JudgeSettings], prices: PriceTable
+        self, model: ModelConfig | None, judges: list[JudgeConfig], prices: PriceTable
     ) -> None:
         """--judge-batch / --model-batch need a provider with a batch API; --max-cost needs
         a price for every model that will be asked."""
         options = self.options
         batched = []
         if options.judge_batch:
-            batched += [("--judge-batch", j.spec) for j in judges]
+            batched += [("--judge-batch", j.model_spec) for j in judges]
         if options.model_batch:
-            if self.mode != "run":
+            if model is None:
                 raise UserError("--model-batch is only used with turnbench run")
-            assert options.model is not None
-            batched.append(("--model-batch", options.model))
+            batched.append(("--model-batch", model.model_spec))
         for flag, spec in batched:
             from turnbench.batch import BATCH_PROVIDERS  # (only a batched run needs it)
 
-            if parse_spec(spec).provider not in BATCH_PROVIDERS:
+            if spec.provider not in BATCH_PROVIDERS:
                 raise UserError(
                     f"{flag}: {spec} has no batch API; batches are available for "
                     f"{' and '.join(f'{p}/...' for p in BATCH_PROVIDERS)} models"
                 )
         if options.max_cost is not None:
-            models = ([options.model] if self.mode == "run" else []) + [j.spec for j in judges]
+            models = ([model.spec] if model is not None else []) + [j.spec for j in judges]
             unknown = [m for m in dict.fromkeys(models) if m and prices.price_for(m) is None]
             elsewhere = [m for m in unknown if m in prices.unlisted]
             if elsewhere:
@@ -320,17 +322,14 @@ class Session:
             versions["guard"] = guard_text().label
         return versions
 
-    def _endpoints(self) -> dict[str, Any]:
+    @staticmethod
+    def _endpoints(model: ModelConfig | None, judges: list[JudgeConfig]) -> dict[str, Any]:
         """Every role's endpoints as recorded: redacted, comma-separated."""
-        options = self.options
-        judges = [
-            display_endpoint(parse_spec(j.spec), self._judge_backend_options(j))
-            for j in options.judge
-        ]
-        model = None
-        if self.mode == "run" and options.model is not None:
-            model = display_endpoint(parse_spec(options.model), self._model_backend_options())
-        return {"model": model, "judge": judges[0] if len(judges) == 1 else judges}
+        shown = [display_endpoint(judge.model_spec, judge.backend) for judge in judges]
+        return {
+            "model": None if model is None else display_endpoint(model.model_spec, model.backend),
+            "judge": shown[0] if len(shown) == 1 else shown,
+        }
 
     def header(self, prepared: Prepared) -> str:
         """Who is asked where: each role's spec and endpoint (redacted)."""
@@ -354,43 +353,15 @@ class Session:
         return prepared, prepared.work.estimate()
 
     # -- backends --------------------------------------------------------------------------
-    def _judge_backend_options(self, judge: JudgeOption) -> BackendOptions:
-        options = self.options
-        return BackendOptions(
-            role="judge",
-            base_urls=judge.base_urls,
-            api_key_env=judge.api_key_env,
-            concurrency=options.judge_concurrency or options.concurrency,
-            token_param=options.judge_token_param,
-            policy=_policy(options),
-        )
-
-    def _model_backend_options(self) -> BackendOptions:
-        options = self.options
-        return BackendOptions(
-            role="model",
-            base_urls=tuple(options.model_base_url),
-            api_key_env=options.model_api_key_env,
-            concurrency=options.concurrency,
-            token_param=options.model_token_param,
-            policy=_policy(options),
-        )
-
     def build_backends(self, prepared: Prepared) -> tuple[Backend | None, list[Judge]]:
-        options = self.options
         cache: dict[tuple, Backend] = {}
+        model = prepared.model
         model_backend = None
-        if self.mode == "run":
-            assert options.model is not None
-            model_backend = make_backend(
-                parse_spec(options.model), self._model_backend_options(), cache
-            )
+        if model is not None:
+            model_backend = make_backend(model.model_spec, model.backend, cache)
         judges = [
-            Judge(
-                settings,
-                make_backend(parse_spec(settings.spec), self._judge_backend_options(given), cache),
-            )
-            for settings, given in zip(prepared.judges, options.judge, strict=True)
+            Judge(judge.settings, make_backend(judge.model_spec, judge.backend, cache))
+            for judge in prepared.judges
         ]
         return model_backend, judges
 
@@ -415,7 +386,7 @@ class Session:
                 self.warn(problem)
             with RunLog(out, warn=self.warn) as log:
                 self._record_config(log, prepared.config, started)
-                queues.update(self._batch_queues(log, judges))
+                queues.update(self._batch_queues(log, prepared))
                 planned = prepared.work.planned_keys()
                 first = judges[0]
                 stages: dict[str, Any] = {"judgments": queues.get(first.id, first.backend)}
@@ -502,7 +473,7 @@ class Session:
             exit_code=self.exit_code(results, outcome),
         )
 
-    def _batch_queues(self, log: RunLog, judges: list[Judge]) -> dict[str, BatchQueue]:
+    def _batch_queues(self, log: RunLog, prepared: Prepared) -> dict[str, BatchQueue]:
         """A provider batch queue per batched role: "model" and judge ids."""
         options = self.options
         if not (options.judge_batch or options.model_batch):
@@ -510,8 +481,8 @@ class Session:
         from turnbench.batch import make_batch_client
         from turnbench.engine.batching import BatchQueue
 
-        def queue(spec: str, backend_options: BackendOptions, role: str, stage: str) -> BatchQueue:
-            client = make_batch_client(parse_spec(spec), backend_options)
+        def queue(spec: ModelSpec, backend: BackendOptions, role: str, stage: str) -> BatchQueue:
+            client = make_batch_client(spec, backend)
             return BatchQueue(
                 client,
                 log,
@@ -522,15 +493,12 @@ class Session:
             )
 
         queues: dict[str, BatchQueue] = {}
-        if options.model_batch and options.model is not None:
-            queues["model"] = queue(
-                options.model, self._model_backend_options(), "model", "answers"
-            )
+        model = prepared.model
+        if options.model_batch and model is not None:
+            queues["model"] = queue(model.model_spec, model.backend, "model", "answers")
         if options.judge_batch:
-            for judge, given in zip(judges, options.judge, strict=True):
-                queues[judge.id] = queue(
-                    judge.settings.spec, self._judge_backend_options(given), judge.id, "judgments"
-                )
+            for judge in prepared.judges:
+                queues[judge.id] = queue(judge.model_spec, judge.backend, judge.id, "judgments")
         for item in queues.values():
             item.start()
         return queues

@@ -22,7 +22,7 @@ def judge_temperature(cls: type, **options) -> float | None:
     values = {"benchmark": f"{cls.__module__}:{cls.__qualname__}", "model": "openai/m"}
     session = Session(build_options(judge="openai/j", **values, **options), "run")
     (judge,) = session.prepare().judges
-    return judge.sampling.temperature
+    return judge.settings.sampling.temperature
 
 
 @pytest.mark.parametrize(

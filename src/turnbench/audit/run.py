@@ -40,7 +40,7 @@ from turnbench.audit.setup import (
     PreparedAudit,
 )
 from turnbench.audit.thresholds import Threshold
-from turnbench.backends import Backend, BackendOptions, make_backend
+from turnbench.backends import Backend, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
 from turnbench.backends.providers import display_endpoint
@@ -53,40 +53,42 @@ from turnbench.engine.runner import RunContext, RunOutcome, execute
 from turnbench.errors import ConfigDriftError, UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.journal.runlog import RunLog, config_record
+from turnbench.judging.config import JudgeChoices, JudgeConfig, build_judges
 from turnbench.judging.guard import guard_text, guarded_format
-from turnbench.judging.judge import Judge, JudgeSettings
-from turnbench.specs import parse_spec
-from turnbench.types import SamplingConfig
+from turnbench.judging.judge import Judge
 
 Warn = Callable[[str], None]
 EXIT_OK, EXIT_INCOMPLETE, EXIT_THRESHOLD, EXIT_INTERRUPTED = 0, 1, 5, 130
 
 
-def _policy(options: AuditOptions) -> RetryPolicy:
-    return RetryPolicy(
-        max_attempts=options.max_attempts,
-        max_total_seconds=options.retry_max_time,
-        initial_wait=options.retry_initial_wait,
-        max_wait=max(60.0, options.retry_initial_wait),
-        request_timeout=options.request_timeout,
-    )
-
-
-def backend_options(options: AuditOptions) -> BackendOptions:
-    return BackendOptions(
-        role="judge",
-        base_urls=options.judge.base_urls,
-        api_key_env=options.judge.api_key_env,
-        concurrency=options.concurrency,
+def judge_config(options: AuditOptions) -> JudgeConfig:
+    """The audited judge, built as `run` and `judge` build theirs (`build_judges`), with the
+    audit's own defaults (smaller for an embedded judge)."""
+    max_reasks = options.resolved("max_reasks")
+    if max_reasks is None:
+        max_reasks = 2 if options.parser == "strict" else 0
+    reask_tokens = options.reask_max_tokens
+    if reask_tokens is None and options.embedded:
+        reask_tokens = EMBEDDED_REASK_TOKENS
+    choices = JudgeChoices(
+        max_tokens=options.resolved("judge_max_tokens"),
+        max_reasks=max_reasks,
+        policy=RetryPolicy.from_flags(options),
+        temperature=options.judge_temperature,
+        reask_max_tokens=reask_tokens,
+        extra=options.judge_extra,
         token_param=options.judge_token_param,
-        policy=_policy(options),
+        parser=options.parser,
+        concurrency=options.concurrency,
     )
+    (judge,) = build_judges([options.judge], choices)
+    return judge
 
 
 def prepare(options: AuditOptions) -> PreparedAudit:
     """Validate everything (write nothing): the judge spec, the benchmark and its data, the
     probe requests, the thresholds."""
-    spec = parse_spec(options.judge.spec, "--judge")
+    judge = judge_config(options)
     check_extra_fields(options.judge_extra, "--judge-extra")
     thresholds = [Threshold.parse(text) for text in options.fail_if]
     cls = benchmark_class(options.benchmark)
@@ -103,24 +105,7 @@ def prepare(options: AuditOptions) -> PreparedAudit:
     if count > len(suite.questions):
         raise UserError(f"--questions: the probe suite has {len(suite.questions)} questions")
     plan = AuditPlan(suite, suite.questions[:count], options.resolved("repeats"), pairwise)
-    max_reasks = options.resolved("max_reasks")
-    if max_reasks is None:
-        max_reasks = 2 if options.parser == "strict" else 0
-    reask_tokens = options.reask_max_tokens
-    if reask_tokens is None and options.embedded:
-        reask_tokens = EMBEDDED_REASK_TOKENS
-    settings = JudgeSettings(
-        spec=str(spec),
-        sampling=SamplingConfig(
-            temperature=options.judge_temperature,
-            max_tokens=options.resolved("judge_max_tokens"),
-            extra=options.judge_extra,
-            token_param=options.judge_token_param,
-            reask_max_tokens=reask_tokens,
-        ),
-        parser=options.parser,
-        max_reasks=max_reasks,
-    )
+    settings = judge.settings
     names: set[str] = set()
     for question in plan.questions:  # every request renders before anything is written
         for probe in plan.singles(question):
@@ -141,10 +126,10 @@ def prepare(options: AuditOptions) -> PreparedAudit:
         prompt_versions=versions,
         questions=[q.id for q in plan.questions],
         repeats=plan.repeats,
-        endpoints={"judge": display_endpoint(spec, backend_options(options))},
+        endpoints={"judge": display_endpoint(judge.model_spec, judge.backend)},
         concurrency=options.concurrency,
     )
-    return PreparedAudit(options, benchmark, plan, settings, config, thresholds)
+    return PreparedAudit(options, benchmark, plan, judge, config, thresholds)
 
 
 # -- execution ------------------------------------------------------------------------------
@@ -238,7 +223,7 @@ async def run_audit(
             warn(message)
 
     prepared = prepare(options)
-    backend = make_backend(parse_spec(prepared.settings.spec), backend_options(options))
+    backend = make_backend(prepared.judge.model_spec, prepared.judge.backend)
     judge = Judge(prepared.settings, backend)
     started = time.time()
     try:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from turnbench.audit.plan import AuditPlan
 from turnbench.audit.thresholds import Threshold
 from turnbench.benchmarks.base import Benchmark
+from turnbench.judging.config import JudgeConfig
 from turnbench.judging.judge import JudgeSettings
 from turnbench.options import JudgeOption
 from turnbench.types import MAX_TOKEN_LIMIT
@@ -90,6 +91,10 @@ class PreparedAudit:
     options: AuditOptions
     benchmark: Benchmark
     plan: AuditPlan
-    settings: JudgeSettings
+    judge: JudgeConfig
     config: AuditConfig
     thresholds: list[Threshold] = field(default_factory=list)
+
+    @property
+    def settings(self) -> JudgeSettings:
+        return self.judge.settings

@@ -13,6 +13,7 @@ import random
 import re
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -61,6 +62,25 @@ class RetryPolicy:
     initial_wait: float = 1.0
     max_wait: float = 60.0
     request_timeout: float = 600.0
+
+    @classmethod
+    def from_flags(cls, flags: RetryFlags) -> RetryPolicy:
+        """The policy `--max-attempts`, `--retry-max-time`, `--retry-initial-wait` and
+        `--request-timeout` give (the same flags on every command that sends requests)."""
+        return cls(
+            max_attempts=flags.max_attempts,
+            max_total_seconds=flags.retry_max_time,
+            initial_wait=flags.retry_initial_wait,
+            max_wait=max(60.0, flags.retry_initial_wait),
+            request_timeout=flags.request_timeout,
+        )
+
+
+class RetryFlags(Protocol):
+    max_attempts: int
+    retry_max_time: float
+    retry_initial_wait: float
+    request_timeout: float
 
 
 def is_retryable_status(status: int) -> bool:
