@@ -86,3 +86,41 @@ def test_no_strip_think_judges_the_text_as_written(env, tmp_path):
     # the switch changes what is judged, so a resume with the other setting is refused
     _, _, again = run(out, env)
     assert again.returncode == 2 and "strip_think: false -> true" in again.stdout + again.stderr
+
+
+def test_answers_of_many_unclosed_tags_repeat_no_request(env, tmp_path):
+    """Cleaning runs in the event loop as each reply arrives: a quadratic strip of eight
+    100 KB answers of unclosed tags blocked it for about a minute, the replies waiting
+    meanwhile timed out and were requested (and paid for) again."""
+    hostile = "An answer, then " + "<think>" * (100_000 // 7)
+
+    def answers(request: dict) -> Reply:
+        if request["model"] == "judge-model":
+            return Reply(content="Rating: [[5]]")
+        if len(request["messages"]) == 1:
+            return Reply(content=hostile)
+        return Reply(content="A second answer.")
+
+    out = tmp_path / "hostile"
+    server = FakeServer(responder=answers).start()
+    try:
+        done = run_cli(
+            ["run", "--benchmark", "mt-bench", "--model", "openai/m", "--model-base-url",
+             server.base_url, "--judge", "openai/judge-model", "--judge-base-url",
+             server.base_url, "--out", str(out), "--limit", "1", "--no-progress",
+             "--request-timeout", "5"],
+            env,
+            timeout=600,
+        )  # fmt: skip
+        posts = len(server.requests)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = [json.loads(line) for line in (out / "log.jsonl").open(encoding="utf-8")]
+    answered = [r for r in log if r["kind"] == "answer"]
+    judged = [r for r in log if r["kind"] == "judgment"]
+    assert len(answered) == 16 and len(judged) == 16
+    assert posts == 32, f"{posts} requests for 32 items"
+    assert [r["attempts"] for r in answered] == [1] * 16
+    assert [r["attempts"] for r in judged] == [1] * 16
+    assert sum(r["text"] == hostile for r in answered) == 8  # an unclosed tag after text stays
