@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import pytest
 
+from tests.linear import assert_linear
 from turnbench import cleaning
 from turnbench.cleaning import clean_answer
 
@@ -39,15 +39,6 @@ def test_the_same_text_as_the_reference_expressions(seed):
         assert cleaning.strip_think_blocks(text) == _THINK_BLOCK.sub("", text), repr(text)
 
 
-def _seconds(text: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        clean_answer(text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 @pytest.mark.parametrize("prefix", ["", "An answer first, then "])
 def test_many_unclosed_tags_are_cleaned_in_linear_time(prefix):
     size = 140_000
@@ -56,14 +47,10 @@ def test_many_unclosed_tags_are_cleaned_in_linear_time(prefix):
     # a leading unclosed block leaves no answer; after an answer, an unclosed tag is text
     expected = ("", True) if not prefix else (hostile, False)
     assert (cleaned.text, cleaned.unclosed_think) == expected
-    small = _seconds(hostile)
-    assert small < 0.2, f"{small:.3f} s for a 140 KB answer of unclosed <think> tags"
-    doubled = _seconds(prefix + "<think>" * (2 * size // 7))
-    # linear: twice the text takes about twice the time (quadratic would take 4x)
-    assert doubled < 3 * max(small, 0.002), (small, doubled)
+    assert_linear(clean_answer, lambda n: prefix + "<think>" * (n // 7), size)
 
 
 def test_many_closed_blocks_are_cleaned_in_linear_time():
     text = "<think>r</think> answer " * 20_000  # 480 KB, 20,000 blocks
     assert clean_answer(text).text == "answer " * 20_000
-    assert _seconds(text) < 0.2
+    assert_linear(clean_answer, lambda n: "<think>r</think> answer " * (n // 24), 480_000)
