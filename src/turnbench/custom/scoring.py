@@ -7,6 +7,7 @@ when it passed. A turn's score is the weighted mean of its requirements; a dialo
 minimum or the mean of its judged turns' scores (the file's `dialogue_score`); `overall` is
 the mean over dialogues. A turn whose judge reply was unreadable, or that is still pending,
 has no score, and neither has its dialogue (listed under `incomplete_dialogue_ids`).
+Deterministic checks run with a time limit (`bounded`): one that does not finish fails.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turnbench.benchmarks.base import JudgedTurn
-from turnbench.custom.checks import run_check
+from turnbench.custom.bounded import BoundedChecks
+from turnbench.custom.checks import CheckResult
 from turnbench.custom.spec import BenchmarkSpec, DialogueSpec, TurnSpec
 from turnbench.scoring import bootstrap_mean_ci, mean
 
@@ -40,9 +42,20 @@ def rubric_value(rating: float) -> float:
     return (rating - 1.0) / 9.0
 
 
-def score_turn(dialogue: DialogueSpec, turn: int, items: Sequence[JudgedTurn]) -> TurnScore:
+def turn_answer(items: Sequence[JudgedTurn]) -> str | None:
+    return next((item.answer for item in items if item.answer is not None), None)
+
+
+def score_turn(
+    dialogue: DialogueSpec,
+    turn: int,
+    items: Sequence[JudgedTurn],
+    checked: Sequence[CheckResult] = (),
+) -> TurnScore:
+    """One judged turn's score; `checked`: the outcome of each of the turn's checks on its
+    answer (given when it has one)."""
     spec: TurnSpec = dialogue.turns[turn - 1]
-    answer = next((item.answer for item in items if item.answer is not None), None)
+    answer = turn_answer(items)
     rubric = next((i for i in items if i.criterion is None and spec.rubric is not None), None)
     checklist = next((i for i in items if i.criterion == CHECKLIST_CRITERION), None)
     judged = [i for i in (rubric, checklist) if i is not None]
@@ -52,8 +65,7 @@ def score_turn(dialogue: DialogueSpec, turn: int, items: Sequence[JudgedTurn]) -
     elif any(i.status == "failed" for i in judged):
         result.status = "failed"
     if answer is not None:
-        for check in spec.checks:
-            outcome = run_check(check, answer)
+        for check, outcome in zip(spec.checks, checked, strict=True):
             result.checks.append(
                 {"name": check.name, "kind": check.kind, "passed": outcome.passed,
                  "detail": outcome.detail}
@@ -74,11 +86,25 @@ def score_turn(dialogue: DialogueSpec, turn: int, items: Sequence[JudgedTurn]) -
 
 
 def score_tables(
-    spec: BenchmarkSpec, planned: Sequence[DialogueSpec], judged: Sequence[JudgedTurn]
+    spec: BenchmarkSpec,
+    planned: Sequence[DialogueSpec],
+    judged: Sequence[JudgedTurn],
+    checks: BoundedChecks | None = None,
 ) -> dict[str, Any]:
+    """`checks` runs the deterministic checks (and remembers their outcomes across calls)."""
     by_turn_items: dict[tuple[Any, int], list[JudgedTurn]] = defaultdict(list)
     for item in judged:
         by_turn_items[(item.sample.id, item.turn)].append(item)
+    # every check of every answered turn first, in one go (one worker process for them all)
+    requests = [
+        (check, answer)
+        for dialogue in planned
+        for number, turn in enumerate(dialogue.turns, start=1)
+        if turn.judged
+        and (answer := turn_answer(by_turn_items.get((dialogue.id, number), []))) is not None
+        for check in turn.checks
+    ]
+    outcomes = iter((checks or BoundedChecks()).run_all(requests))
     turns: list[TurnScore] = []
     dialogue_scores: dict[str, float | None] = {}
     incomplete: list[Any] = []
@@ -87,7 +113,11 @@ def score_tables(
         for number, turn in enumerate(dialogue.turns, start=1):
             if not turn.judged:
                 continue
-            outcome = score_turn(dialogue, number, by_turn_items.get((dialogue.id, number), []))
+            items = by_turn_items.get((dialogue.id, number), [])
+            checked = (
+                [next(outcomes) for _ in turn.checks] if turn_answer(items) is not None else []
+            )
+            outcome = score_turn(dialogue, number, items, checked)
             turns.append(outcome)
             scores.append(outcome.score)
         if any(score is None for score in scores) or not scores:
