@@ -4,7 +4,9 @@ Reasoning models write `<think>...</think>` before their answer; the judge shoul
 answer, not the reasoning, so the blocks are removed (`--strip-think`, the default;
 `--no-strip-think` judges the text as the model wrote it). A reply that ends inside an
 unclosed leading `<think>` block (cut off by the token limit) has no answer at all: it is
-judged as empty and flagged, so results count and list such turns instead of hiding them.
+recorded as empty and flagged, and it is not judged: results count and list such turns,
+each a failed turn with UNCLOSED_REASON, instead of averaging in a judgment of an empty
+answer.
 
 The answer is untrusted text and this runs in the event loop as each reply arrives, so the
 scan is linear in the answer's length: one `str.find` pass, never a regular expression that
@@ -24,6 +26,8 @@ _LEADING_OPEN = re.compile(r"\s*<think>")
 
 #: `AnswerRecord.meta` key set on answers that ended inside an unclosed `<think>` block
 UNCLOSED_THINK = "unclosed_think"
+#: why a turn whose answer ended inside <think> has no score (its failure reason in results)
+UNCLOSED_REASON = "answer cut off inside <think>: not judged"
 
 
 @dataclass(frozen=True)

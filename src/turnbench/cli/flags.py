@@ -106,7 +106,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("model_token_param", TokenParam, "auto", _opt("--model-token-param"), frozenset({RUN})),
     Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
          "<think>...</think> blocks from answers before judging (an answer cut off inside one "
-         "is judged as empty and counted); --no-strip-think judges the text as written.")),
+         "is not judged: counted as failed); --no-strip-think judges the text as written.")),
     Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1)),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1, help="Token "
          "limit of a judge re-ask, which only needs the rating (default: --judge-max-tokens).")),

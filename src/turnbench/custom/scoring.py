@@ -46,6 +46,11 @@ def turn_answer(items: Sequence[JudgedTurn]) -> str | None:
     return next((item.answer for item in items if item.answer is not None), None)
 
 
+def _checked_answer(items: Sequence[JudgedTurn]) -> str | None:
+    """The answer a turn's checks read: none when it was cut off inside <think>."""
+    return None if any(i.unclosed_think for i in items) else turn_answer(items)
+
+
 def score_turn(
     dialogue: DialogueSpec,
     turn: int,
@@ -62,9 +67,9 @@ def score_turn(
     result = TurnScore(dialogue, turn, "scored")
     if any(i.status == "pending" for i in items) or answer is None:
         result.status = "pending"
-    elif any(i.status == "failed" for i in judged):
+    elif any(i.status == "failed" for i in judged) or any(i.unclosed_think for i in items):
         result.status = "failed"
-    if answer is not None:
+    if answer is not None and not any(i.unclosed_think for i in items):
         for check, outcome in zip(spec.checks, checked, strict=True):
             result.checks.append(
                 {"name": check.name, "kind": check.kind, "passed": outcome.passed,
@@ -101,7 +106,7 @@ def score_tables(
         for dialogue in planned
         for number, turn in enumerate(dialogue.turns, start=1)
         if turn.judged
-        and (answer := turn_answer(by_turn_items.get((dialogue.id, number), []))) is not None
+        and (answer := _checked_answer(by_turn_items.get((dialogue.id, number), []))) is not None
         for check in turn.checks
     ]
     outcomes = iter((checks or BoundedChecks()).run_all(requests))
@@ -115,7 +120,7 @@ def score_tables(
                 continue
             items = by_turn_items.get((dialogue.id, number), [])
             checked = (
-                [next(outcomes) for _ in turn.checks] if turn_answer(items) is not None else []
+                [next(outcomes) for _ in turn.checks] if _checked_answer(items) is not None else []
             )
             outcome = score_turn(dialogue, number, items, checked)
             turns.append(outcome)
