@@ -432,7 +432,10 @@ class Session:
                     outcome = RunOutcome("interrupted", "interrupted: the run was cancelled")
                 finally:
                     progress.stop()
-                done_all = all(keys <= ctx.done.keys() for keys in planned.values())
+                # (a judgment not requested, the answer cut off inside <think>, is as done)
+                done_all = all(
+                    keys - ctx.not_judged <= ctx.done.keys() for keys in planned.values()
+                )
                 vouched = digest if done_all else None
                 return self._finish(log, prepared, outcome, cancelled, inputs=vouched)
         finally:

@@ -95,3 +95,10 @@ def test_a_schema_never_fetches_what_it_refers_to(monkeypatch):
     remote = {"$ref": "http://127.0.0.1:9/schema.json"}  # refused when the file is read
     result = run_check(check("json_schema", remote), "3")
     assert not result.passed and "cannot be used" in result.detail
+
+
+@pytest.mark.parametrize("kind", ["valid_json", "json_schema"])
+def test_an_answer_with_a_5000_digit_number_is_not_json(kind):
+    value = True if kind == "valid_json" else {"type": "integer"}
+    outcome = run_check(Check(kind, value, kind), "1" * 5000)  # raised ValueError before
+    assert outcome.passed is False and outcome.detail.startswith("not JSON (")

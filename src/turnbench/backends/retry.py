@@ -123,6 +123,9 @@ def backoff_delay(policy: RetryPolicy, attempt: int, retry_after: float | None =
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+# the whole value, tested first: `findall` alone starts again at every digit of a long run
+# without a unit (a 256 KB header of digits would have taken minutes)
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|h|m|s))+")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
@@ -135,6 +138,8 @@ def parse_duration(raw: str | None) -> float | None:
     try:
         value = float(raw)
     except ValueError:
+        if not _DURATION.fullmatch(raw):
+            return None
         parts = _DURATION_PART.findall(raw)
         if not parts or "".join(n + u for n, u in parts) != raw:
             return None

@@ -419,7 +419,8 @@ class JudgedTurn:
 
     A turn that gets no judge request (a benchmark whose checks of that turn need no judge)
     is one item with criterion None: "scored" once the turn is answered, else "pending";
-    the benchmark scores it from `answer`.
+    the benchmark scores it from `answer`. An answer cut off inside <think> makes every item
+    of its turn "failed" (`unclosed_think`, with the reason), judged or not.
     """
 
     sample: Sample
@@ -432,3 +433,5 @@ class JudgedTurn:
     criterion: str | None = None
     scoring: str | None = None  # with --judge-scoring weighted: "weighted" or "parsed-fallback"
     answer: str | None = None
+    #: the answer ended inside an unclosed <think> block: "failed", not judged, no score
+    unclosed_think: bool = False

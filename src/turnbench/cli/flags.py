@@ -113,7 +113,7 @@ FLAGS: tuple[Flag, ...] = (
          "no temperature for OpenAI reasoning models, max_tokens otherwise."), frozenset({RUN})),
     Flag("strip_think", bool, True, _opt("--strip-think/--no-strip-think", help="Remove "
          "<think>...</think> blocks from answers before judging (an answer cut off inside one "
-         "is judged as empty and counted); --no-strip-think judges the text as written.")),
+         "is not judged: counted as failed); --no-strip-think judges the text as written.")),
     Flag("judge_max_tokens", int, 2048, _opt("--judge-max-tokens", min=1, max=MAX_TOKEN_LIMIT,
          help="Token limit of a judge reply.")),
     Flag("reask_max_tokens", int | None, None, _opt("--reask-max-tokens", min=1,

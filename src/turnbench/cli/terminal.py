@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from turnbench.benchmarks.base import TextTable
+from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.safetext import plain
 
 
@@ -50,9 +51,12 @@ RESUMABLE = (
 def counts_line(results: dict[str, Any], pending_hint: str = RESUMABLE) -> str:
     counts = results["counts"]
     parts = [f"judged {counts['judged']}/{counts['expected']}"]
-    if counts.get("failed"):
+    # failed items of answers cut off inside <think> were not judged: said below
+    cut = sum(f.get("reason") == UNCLOSED_REASON for f in results.get("parse_failures") or [])
+    unparseable = (counts.get("failed") or 0) - cut
+    if unparseable > 0:
         parts.append(
-            f"[yellow]unparseable {counts['failed']}[/yellow] (judge gave no valid "
+            f"[yellow]unparseable {unparseable}[/yellow] (judge gave no valid "
             "verdict after its re-asks; not averaged in)"
         )
     if counts.get("pending"):
@@ -62,8 +66,8 @@ def counts_line(results: dict[str, Any], pending_hint: str = RESUMABLE) -> str:
     if counts.get("unclosed_think"):
         parts.append(
             f"[yellow]{counts['unclosed_think']} answer(s) cut off inside <think>[/yellow] "
-            "(judged as empty; raise --max-new-tokens, or judge them as written with "
-            "--no-strip-think)"
+            "(not judged, counted as failed; raise --max-new-tokens, or judge them as "
+            "written with --no-strip-think)"
         )
     interval = results.get("overall_ci95")
     if interval:

@@ -27,11 +27,14 @@ from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.runner import RunContext
 from turnbench.errors import UserError
+from turnbench.journal.logindex import AnswerDone
+from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.samples import AnswerSet, Pair, Sample
+from turnbench.types import AnswerRecord
 
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]
@@ -50,6 +53,13 @@ def earlier_pairs(sample: Sample, turn: int, history: str, own: Mapping[int, str
         else:
             pairs.append((spec.user, own[number]))
     return pairs
+
+
+def cut_off(record: AnswerRecord | AnswerDone) -> bool:
+    """Whether an answer ended inside an unclosed <think> block: it has no answer to judge."""
+    if isinstance(record, AnswerDone):
+        return record.unclosed_think
+    return bool(record.meta.get(UNCLOSED_THINK))
 
 
 async def _together(steps: list[Coroutine[Any, Any, Any]]) -> None:
@@ -254,9 +264,19 @@ class Work:
         turn: int,
         earlier: Sequence[Pair],
         answer: str,
+        cut: bool = False,
     ) -> None:
         """Every judgment of one answered turn, side by side (callers skip a turn whose
-        judgments are all in the log already: `_judged`)."""
+        judgments are all in the log already: `_judged`). An answer cut off inside <think>
+        is not judged (`cut_off`): results count the turn as failed, with the reason."""
+        if cut:
+            ctx.skip_judgments(
+                judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=r)
+                for criterion in self._criteria(sample, turn)
+                for judge in judges
+                for r in range(self.repeats)
+            )
+            return
         benchmark = self.benchmark
         plain = benchmark.judge_tasks(sample, turn, earlier, answer)
         requests = []
@@ -293,8 +313,9 @@ class Work:
 
     async def _answer(
         self, ctx: RunContext, model: str, sample: Sample, turn: int, own: Mapping[int, str]
-    ) -> tuple[list[Pair], str] | None:
-        """Ask the model for one turn; (the conversation before it, the cleaned answer)."""
+    ) -> tuple[list[Pair], str, bool] | None:
+        """Ask the model for one turn; (the conversation before it, the cleaned answer,
+        whether it was cut off inside <think>)."""
         benchmark = self.benchmark
         earlier = earlier_pairs(sample, turn, benchmark.history, own)
         record = await ctx.answer(
@@ -305,7 +326,7 @@ class Work:
             messages=benchmark.answer_messages(sample, turn, earlier),
             params=benchmark.answer_params(sample),
         )
-        return None if record is None else (earlier, record.text)
+        return None if record is None else (earlier, record.text, cut_off(record))
 
     def _run_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
         model = self.model
@@ -320,12 +341,14 @@ class Work:
                     answered = await self._answer(ctx, model, sample, turn, own)
                     if answered is None:  # never send a failed answer onward
                         break
-                    earlier, text = answered
+                    earlier, text, cut = answered
                     own[turn] = text
                     if turn in judged and not self._judged(ctx, judges, model, sample, turn):
                         judging.append(
                             asyncio.create_task(
-                                self._judge_answer(ctx, judges, model, sample, turn, earlier, text)
+                                self._judge_answer(
+                                    ctx, judges, model, sample, turn, earlier, text, cut
+                                )
                             )
                         )
                 await asyncio.gather(*judging)
@@ -346,8 +369,11 @@ class Work:
             for t in s.judged_turns()
         ]
 
-    def _import(self, ctx: RunContext, answer_set: AnswerSet, sample: Sample) -> dict[int, str]:
-        """Record a sample's answers from a file; returns the recorded (cleaned) texts."""
+    def _import(
+        self, ctx: RunContext, answer_set: AnswerSet, sample: Sample, cut: set[int]
+    ) -> dict[int, str]:
+        """Record a sample's answers from a file; returns the recorded (cleaned) texts, and
+        adds to `cut` the turns whose answer was cut off inside <think>."""
         own: dict[int, str] = {}
         for turn, text in sorted(answer_set.turns.get(sample.id, {}).items()):
             record = ctx.import_answer(
@@ -358,13 +384,16 @@ class Work:
                 text=text,
             )
             own[turn] = record.text
+            if cut_off(record):
+                cut.add(turn)
         return own
 
     def _judge_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
         history = self.benchmark.history
 
         async def one(answer_set: AnswerSet, sample: Sample) -> None:
-            own = self._import(ctx, answer_set, sample)
+            cut: set[int] = set()
+            own = self._import(ctx, answer_set, sample, cut)
             model = answer_set.model
             # (turns judged already get no task: a resume of a large run has tens of thousands)
             pending = [
@@ -382,6 +411,7 @@ class Work:
                         turn,
                         earlier_pairs(sample, turn, history, own),
                         own[turn],
+                        turn in cut,
                     )
                     for turn in pending
                 ]
@@ -441,7 +471,8 @@ class Work:
             await _together(requests)
 
         async def one(sample: Sample) -> None:
-            own = {model: self._import(ctx, by_model[model], sample) for model in self.models}
+            # (pairwise games judge cut-off answers as recorded: empty)
+            own = {m: self._import(ctx, by_model[m], sample, set()) for m in self.models}
             await asyncio.gather(*(play(game, own) for game in games_of.get(sample.id, [])))
 
         return [lambda s=s: one(s) for s in self.benchmark.samples]

@@ -120,6 +120,9 @@ class RunContext:
         self._before = _logged_dollars(log, costs) if costs is not None else (0.0, 0.0)
         self._settled: asyncio.Event | None = None
         self._slots: dict[int, asyncio.Semaphore] = {}
+        #: judgment keys not requested because the answer ended inside <think> (results
+        #: count those turns as failed; nothing is logged, so a resume skips them again)
+        self.not_judged: set[str] = set()
 
     # -- bookkeeping -----------------------------------------------------------------------
     def _spent(self, worst: float = 0.0) -> str | None:
@@ -361,6 +364,13 @@ class RunContext:
         return record
 
     # -- judgments -------------------------------------------------------------------------
+    def skip_judgments(self, keys: Iterable[str]) -> None:
+        """Judgments that are not requested: the answer was cut off inside <think>."""
+        for key in keys:
+            if key not in self.not_judged:
+                self.not_judged.add(key)
+                self.progress.advance("judgments", "not judged")
+
     async def judgment(
         self,
         judge: Judge,

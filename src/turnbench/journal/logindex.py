@@ -153,7 +153,7 @@ class AnswerDone:
     text: str | None  # generated answers only (later turns are built on them)
     chars: int = 0  # the answer's length in characters (length-aware scores need no text)
     finish_reason: str | None = None
-    unclosed_think: bool = False  # cut off inside <think> (judged as empty; counted)
+    unclosed_think: bool = False  # cut off inside <think> (not judged; counted)
     offset: int = -1  # where its line starts in the log (readers fetch the record again)
     length: int = 0
 

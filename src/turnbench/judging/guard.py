@@ -110,19 +110,20 @@ def guard_messages(messages: list[Message], boundary: Boundary) -> list[Message]
 def outside_boundaries(reply: str, boundary: Boundary) -> str:
     """The reply with every marked span removed: from an opening marker to the next closing
     one (or to the end, when it is never closed). A closing marker with no opening one only
-    loses the marker itself."""
+    loses the marker itself. One pass over the reply (positions, not copies of the rest:
+    copying the rest after every span took 1.1 s on a 1.5 MB reply of 20,000 spans)."""
     kept: list[str] = []
-    rest = reply
+    position = 0
     while True:
-        start = rest.find(boundary.open)
+        start = reply.find(boundary.open, position)
         if start < 0:
-            kept.append(rest)
+            kept.append(reply[position:])
             break
-        kept.append(rest[:start])
-        end = rest.find(boundary.close, start + len(boundary.open))
+        kept.append(reply[position:start])
+        end = reply.find(boundary.close, start + len(boundary.open))
         if end < 0:
             break
-        rest = rest[end + len(boundary.close) :]
+        position = end + len(boundary.close)
     return "".join(kept).replace(boundary.close, "")
 
 

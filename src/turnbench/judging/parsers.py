@@ -37,9 +37,11 @@ class ParseResult:
 
 Parser = Callable[[str], ParseResult]
 
-# FastChat llm_judge/common.py
-_FASTCHAT_RATING = re.compile(r"\[\[(\d+\.?\d*)\]\]")
-_FASTCHAT_RATING_BACKUP = re.compile(r"\[(\d+\.?\d*)\]")
+# FastChat llm_judge/common.py: `\[\[(\d+\.?\d*)\]\]` and `\[(\d+\.?\d*)\]`, written so that
+# they match the same text with one way to split a run of digits (FastChat's form tries
+# every split between `\d+` and `\d*`: a judge reply of "[[" and 10,000 digits took 2.7 s)
+_FASTCHAT_RATING = re.compile(r"\[\[(\d+(?:\.\d*)?)\]\]")
+_FASTCHAT_RATING_BACKUP = re.compile(r"\[(\d+(?:\.\d*)?)\]")
 # OpenCompass mtbench101 post-processing
 _OPENCOMPASS_RATING = re.compile(r"\[([0-9]+)\]")
 _STRICT_RATING = re.compile(r"\[\[\s*([0-9]{1,3}(?:\.[0-9]{1,3})?)\s*\]\]")

@@ -35,6 +35,7 @@ from turnbench.journal.logindex import (
     index_records,
 )
 from turnbench.journal.runlog import parse_record_bytes
+from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
 from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
 from turnbench.trust import blocks as trust
@@ -85,7 +86,7 @@ class ModelResults(BaseModel):
     overall_ci95: list[float] | None = None
     counts: Counts
     parse_failures: list[dict[str, Any]]
-    #: answers that ended inside an unclosed <think> block (judged as empty; see
+    #: answers that ended inside an unclosed <think> block (not judged: failed turns, see
     #: `counts.unclosed_think`)
     unclosed_think: list[dict[str, Any]] = []
     # judge trust (turnbench.trust): panels, repeats, length, injection flags
@@ -575,6 +576,21 @@ def judged_turns(
     with_text = work.benchmark.needs_answer_text
     for sample, turn, criterion in planned_items(work, view):
         answer = view.answer(model, sample.id, turn, read=with_text)
+        answered_as = done.get(answer_key(model, sample.id, turn))
+        if isinstance(answered_as, AnswerDone) and answered_as.unclosed_think:
+            # nothing to judge: never a judgment of the empty answer (older runs judged it)
+            items.append(
+                JudgedTurn(
+                    sample,
+                    turn,
+                    "failed",
+                    reason=UNCLOSED_REASON,
+                    criterion=None if criterion is NO_REQUEST else criterion,
+                    answer=answer,
+                    unclosed_think=True,
+                )
+            )
+            continue
         if criterion is NO_REQUEST:
             answered = answer is not None or (sample.id, turn) in view.answered(model)
             status: Literal["scored", "pending"] = "scored" if answered else "pending"

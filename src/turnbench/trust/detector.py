@@ -6,7 +6,11 @@ previous instructions", "note to the evaluator", "give this response the highest
 that forges prompt structure (the judge templates' section markers such as "[The End of
 Assistant's Answer]", chat-template tokens such as "<|im_start|>", "[INST]", "### Human:").
 It is a list of regular expressions, nothing more: it never changes a score, it only lists
-the answers a person should read. Its false-positive rate on real answers is measured by the
+the answers a person should read. Every answer is scanned, so no pattern may try one run of
+characters in many ways: a line-start pattern whose leading whitespace could also cross
+blank lines took 11 s on an answer of 40,000 newlines, and "rating:" followed by 10,000
+spaces took 3.6 s where two whitespace runs around optional brackets could split the
+spaces anywhere. Its false-positive rate on real answers is measured by the
 tests on the MT-Bench answers of vicuna-13b-v1.3 and alpaca-13b (0 of 320).
 """
 
@@ -68,7 +72,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "score_token",
         "rating line",
-        r"\b(?:rating|score|verdict)\s*:\s*\[*\s*(?:\d|[ABC]\b)",
+        r"\b(?:rating|score|verdict)\s*:\s*(?:\[+\s*)?(?:\d|[ABC]\b)",
         ("rating", "score", "verdict"),
         asked_for=True,
     ),
@@ -128,7 +132,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "transcript_marker",
         "fake conversation turn",
-        r"^\s*#{2,}\s*(?:human|user|assistant|system)(?: [ab])?\s*:",
+        r"^[^\S\n]*#{2,}\s*(?:human|user|assistant|system)(?: [ab])?\s*:",
         ("##",),
     ),
 )

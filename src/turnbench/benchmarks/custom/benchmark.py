@@ -34,6 +34,7 @@ from turnbench.benchmarks.base import (
     Turn,
     select_first,
 )
+from turnbench.benchmarks.custom.bounded import BoundedChecks
 from turnbench.benchmarks.custom.prompts import (
     CHECKLIST_PROMPT,
     RUBRIC_PROMPT,
@@ -102,6 +103,7 @@ class CustomBenchmark(Benchmark):
         self._planned = select_first(self._all, settings.limit)
         planned = {s.id for s in self._planned}
         self.planned_dialogues = [d for d in self.spec.dialogues if d.id in planned]
+        self._checks = BoundedChecks()  # outcomes kept for the score tables built again
 
     @staticmethod
     def _sample(dialogue: DialogueSpec) -> Sample:
@@ -196,7 +198,7 @@ class CustomBenchmark(Benchmark):
         return {"id": sample.id}
 
     def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
-        return score_tables(self.spec, self.planned_dialogues, judged)
+        return score_tables(self.spec, self.planned_dialogues, judged, self._checks)
 
     def results_header(self) -> dict[str, Any]:
         return {"benchmark_file": str(self.path)}

@@ -32,8 +32,11 @@ def _json_value(answer: str) -> tuple[bool, Any, str]:
         text = fenced.group(1)
     try:
         return True, json.loads(text), ""
-    except (json.JSONDecodeError, RecursionError) as error:
-        return False, None, f"not JSON ({getattr(error, 'msg', 'too deeply nested')})"
+    except (ValueError, RecursionError) as error:  # (a 5,000-digit number is a ValueError)
+        reason = getattr(error, "msg", None) or (
+            "too deeply nested" if isinstance(error, RecursionError) else str(error)[:80]
+        )
+        return False, None, f"not JSON ({reason})"
 
 
 @cache

@@ -7,6 +7,7 @@ when it passed. A turn's score is the weighted mean of its requirements; a dialo
 minimum or the mean of its judged turns' scores (the file's `dialogue_score`); `overall` is
 the mean over dialogues. A turn whose judge reply was unreadable, or that is still pending,
 has no score, and neither has its dialogue (listed under `incomplete_dialogue_ids`).
+Deterministic checks run with a time limit (`bounded`): one that does not finish fails.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turnbench.benchmarks.base import JudgedTurn
-from turnbench.benchmarks.custom.checks import run_check
+from turnbench.benchmarks.custom.bounded import BoundedChecks
+from turnbench.benchmarks.custom.checks import CheckResult
 from turnbench.benchmarks.custom.spec import BenchmarkSpec, DialogueSpec, TurnSpec
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 
@@ -40,20 +42,35 @@ def rubric_value(rating: float) -> float:
     return (rating - 1.0) / 9.0
 
 
-def score_turn(dialogue: DialogueSpec, turn: int, items: Sequence[JudgedTurn]) -> TurnScore:
+def turn_answer(items: Sequence[JudgedTurn]) -> str | None:
+    return next((item.answer for item in items if item.answer is not None), None)
+
+
+def _checked_answer(items: Sequence[JudgedTurn]) -> str | None:
+    """The answer a turn's checks read: none when it was cut off inside <think>."""
+    return None if any(i.unclosed_think for i in items) else turn_answer(items)
+
+
+def score_turn(
+    dialogue: DialogueSpec,
+    turn: int,
+    items: Sequence[JudgedTurn],
+    checked: Sequence[CheckResult] = (),
+) -> TurnScore:
+    """One judged turn's score; `checked`: the outcome of each of the turn's checks on its
+    answer (given when it has one)."""
     spec: TurnSpec = dialogue.turns[turn - 1]
-    answer = next((item.answer for item in items if item.answer is not None), None)
+    answer = turn_answer(items)
     rubric = next((i for i in items if i.criterion is None and spec.rubric is not None), None)
     checklist = next((i for i in items if i.criterion == CHECKLIST_CRITERION), None)
     judged = [i for i in (rubric, checklist) if i is not None]
     result = TurnScore(dialogue, turn, "scored")
     if any(i.status == "pending" for i in items) or answer is None:
         result.status = "pending"
-    elif any(i.status == "failed" for i in judged):
+    elif any(i.status == "failed" for i in judged) or any(i.unclosed_think for i in items):
         result.status = "failed"
-    if answer is not None:
-        for check in spec.checks:
-            outcome = run_check(check, answer)
+    if answer is not None and not any(i.unclosed_think for i in items):
+        for check, outcome in zip(spec.checks, checked, strict=True):
             result.checks.append(
                 {"name": check.name, "kind": check.kind, "passed": outcome.passed,
                  "detail": outcome.detail}
@@ -74,11 +91,25 @@ def score_turn(dialogue: DialogueSpec, turn: int, items: Sequence[JudgedTurn]) -
 
 
 def score_tables(
-    spec: BenchmarkSpec, planned: Sequence[DialogueSpec], judged: Sequence[JudgedTurn]
+    spec: BenchmarkSpec,
+    planned: Sequence[DialogueSpec],
+    judged: Sequence[JudgedTurn],
+    checks: BoundedChecks | None = None,
 ) -> dict[str, Any]:
+    """`checks` runs the deterministic checks (and remembers their outcomes across calls)."""
     by_turn_items: dict[tuple[Any, int], list[JudgedTurn]] = defaultdict(list)
     for item in judged:
         by_turn_items[(item.sample.id, item.turn)].append(item)
+    # every check of every answered turn first, in one go (one worker process for them all)
+    requests = [
+        (check, answer)
+        for dialogue in planned
+        for number, turn in enumerate(dialogue.turns, start=1)
+        if turn.judged
+        and (answer := _checked_answer(by_turn_items.get((dialogue.id, number), []))) is not None
+        for check in turn.checks
+    ]
+    outcomes = iter((checks or BoundedChecks()).run_all(requests))
     turns: list[TurnScore] = []
     dialogue_scores: dict[str, float | None] = {}
     incomplete: list[Any] = []
@@ -87,7 +118,11 @@ def score_tables(
         for number, turn in enumerate(dialogue.turns, start=1):
             if not turn.judged:
                 continue
-            outcome = score_turn(dialogue, number, by_turn_items.get((dialogue.id, number), []))
+            items = by_turn_items.get((dialogue.id, number), [])
+            checked = (
+                [next(outcomes) for _ in turn.checks] if _checked_answer(items) is not None else []
+            )
+            outcome = score_turn(dialogue, number, items, checked)
             turns.append(outcome)
             scores.append(outcome.score)
         if any(score is None for score in scores) or not scores:
