@@ -50,15 +50,13 @@ from turnbench.backends.endpoints import (
     EndpointPool,
     FixedLimit,
 )
-from turnbench.backends.replies import fix_text
-from turnbench.backends.retry import RetryPolicy
+from turnbench.backends.replies import Redactor, fix_text
+from turnbench.backends.retry import RetryPolicy, TransientError
 from turnbench.backends.sdk_calls import (
     GaveUp,
-    Transient,
     classify_sdk_error,
-    error_detail,
-    redactor,
     run_with_retries,
+    sdk_error_detail,
 )
 from turnbench.backends.sdk_transport import sdk_http_client
 from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError, UserError
@@ -169,10 +167,12 @@ def to_completion(message: Any) -> Completion:
     """A Messages API reply (SDK object or plain dict) as a Completion."""
     content = _get(message, "content")
     if not isinstance(content, list):
-        raise Transient("malformed response: the message has no content list")
+        raise TransientError(
+            "malformed response: the message has no content list", kind="malformed"
+        )
     texts = [_get(block, "text") for block in content if _get(block, "type") == "text"]
     if any(not isinstance(text, str) for text in texts):
-        raise Transient("malformed response: a text block without text")
+        raise TransientError("malformed response: a text block without text", kind="malformed")
     text = "".join(texts)
     stop = _get(message, "stop_reason")
     return Completion(
@@ -264,7 +264,7 @@ class AnthropicBackend:
         self.prompt_cache = prompt_cache
         self._policy = policy
         self._key_env = key_env
-        self._redact = redactor(api_key)
+        self._redact = Redactor([api_key] if api_key else [])
         self._fatal: FatalBackendError | None = None
         self._drop_temperature = False
         # The key is always passed explicitly (a placeholder for keyless servers), so the SDK
@@ -318,7 +318,7 @@ class AnthropicBackend:
             tries += 1
             try:
                 return await self._send(messages, params, sent)
-            except Transient as error:
+            except TransientError as error:
                 if gate is not None and error.billed:
                     billed = True
                     gate.unanswered(messages, params, error.message)
@@ -392,14 +392,15 @@ class AnthropicBackend:
                     self._policy.request_timeout,
                 )
             except asyncio.TimeoutError:
-                raise Transient("timed out") from None
+                raise TransientError("timed out", kind="timeout") from None
             except Exception as error:
                 if "temperature" in extra and _rejects_temperature(error, self._sdk):
                     self._drop_temperature = True
-                    raise Transient(
-                        f"model rejects temperature ({error_detail(error, self._redact)}); "
+                    raise TransientError(
+                        f"model rejects temperature ({sdk_error_detail(error, self._redact)}); "
                         "resending without it",
                         retry_after=0.0,
+                        status=400,
                         billed=False,  # a 400: refused before any work
                     ) from None
                 mapped = classify_sdk_error(
@@ -421,9 +422,9 @@ class AnthropicBackend:
                 raise mapped from None
             # a key echoed back by the server never reaches the log or the terminal
             completion = clean_reply(to_completion(message), self._redact)
-        except Transient as error:
+        except TransientError as error:
             self.stats.last_error = error.message
-            congested = self.adaptive and (error.congestion or error.message == "timed out")
+            congested = self.adaptive and (error.congestion or error.kind == "timeout")
             self.pool.failed(endpoint, endpoint_failure=False, congestion=congested)
             if congested and error.retry_after:
                 self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))

@@ -52,9 +52,5 @@ def gated(gate: AttemptGate) -> Iterator[None]:
 
 
 def may_be_billed(error: TransientError) -> bool:
-    """Whether a failed attempt may still be billed: it reached the server and was not
-    refused outright. A connection that never opened (`connect`: refused, DNS, TLS) sent
-    nothing, and a 429 or 503 ("slow down", "overloaded") is a refusal before any work; a
-    timeout, a dropped connection, a 5xx or a malformed body may all come after the server
-    generated (and billed) a reply."""
-    return error.kind != "connect" and not error.congestion
+    """Whether a failed attempt may still be billed (`TransientError.billed`)."""
+    return error.billed

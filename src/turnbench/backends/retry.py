@@ -17,15 +17,17 @@ from typing import Protocol
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
-CONGESTION_STATUS = frozenset({429, 503})  # "slow down", not "broken"
+CONGESTION_STATUS = frozenset({429, 503, 529})  # "slow down", "overloaded": not "broken"
 
 
 class TransientError(Exception):
-    """A failure worth another attempt; `retry_after` is the server's own hint, if any.
+    """A failure worth another attempt, from the HTTP transport or a provider's SDK alike;
+    `retry_after` is the server's own hint, if any.
 
     `kind`: "status" (408/409/429/5xx), "timeout", "connect" (refused, DNS, TLS), "dropped"
     (connection lost mid-reply) or "malformed" (a 2xx that is no usable completion).
-    `status` is the HTTP status for kind "status".
+    `status` is the HTTP status for kind "status". `billed` overrides whether the attempt
+    may still be billed (a 400 that refused a field before any work is not).
     """
 
     def __init__(
@@ -35,17 +37,30 @@ class TransientError(Exception):
         *,
         kind: str = "status",
         status: int | None = None,
+        billed: bool | None = None,
     ) -> None:
         super().__init__(message)
+        self.message = message
         self.retry_after = retry_after
         self.kind = kind
         self.status = status
+        self._billed = billed
 
     @property
     def congestion(self) -> bool:
-        """The server asked us to slow down (429/503): under adaptive concurrency this costs
-        no attempt, only time."""
+        """The server asked us to slow down (429/503/529): under adaptive concurrency this
+        costs no attempt, only time."""
         return self.kind == "status" and self.status in CONGESTION_STATUS
+
+    @property
+    def billed(self) -> bool:
+        """Whether the failed attempt may still be billed: it reached the server and was not
+        refused outright. A connection that never opened sent nothing, and a 429/503/529 is
+        a refusal before any work; a timeout, a dropped connection, a 5xx or a malformed
+        body may all come after the server generated (and billed) a reply."""
+        if self._billed is not None:
+            return self._billed
+        return self.kind != "connect" and not self.congestion
 
     @property
     def endpoint_failure(self) -> bool:

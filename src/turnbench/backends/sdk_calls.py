@@ -3,11 +3,12 @@
 The Anthropic and OpenAI Python SDKs raise the same family of exceptions (APIStatusError
 with a status code and the response headers, APITimeoutError, APIConnectionError,
 APIResponseValidationError). `classify_sdk_error` turns any of them into what the retry
-layer acts on: `Transient` (try again, honouring the server's Retry-After), a
-`FatalBackendError` (401/403/404: stop the run) or a `RequestFailedError` (a 400 and the
-like: this request cannot succeed). `run_with_retries` is the loop: bounded attempts and
-total time, full-jitter backoff; the policy itself lives in `turnbench.backends.retry`.
-The SDKs' own retries must be off (max_retries=0) so this stays the only retry layer.
+layer acts on: `TransientError` (the HTTP transport's own: try again, honouring the
+server's Retry-After), a `FatalBackendError` (401/403/404: stop the run) or a
+`RequestFailedError` (a 400 and the like: this request cannot succeed).
+`run_with_retries` is the loop: bounded attempts and total time, full-jitter backoff; the
+policy itself lives in `turnbench.backends.retry`. The SDKs' own retries must be off
+(max_retries=0) so this stays the only retry layer.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.stop import stop_base
 from tenacity.wait import wait_random_exponential
 
+from turnbench.backends.replies import Redactor, short_detail
 from turnbench.backends.retry import (
     FATAL_STATUS,
     RetryPolicy,
+    TransientError,
     is_retryable_status,
     parse_retry_after,
 )
@@ -49,60 +52,19 @@ class BackoffWait:
         return float(self._exponential(state))
 
 
-class Transient(Exception):
-    """A failure worth another attempt; `retry_after` is the server's own hint, if any;
-    `congestion`: the server is rate limiting or overloaded (429, 503, 529); `billed`: the
-    attempt may still be billed (not a refusal before any work: see
-    `turnbench.backends.attempts.may_be_billed`; default: unless congestion)."""
-
-    def __init__(
-        self,
-        message: str,
-        retry_after: float | None = None,
-        *,
-        congestion: bool = False,
-        billed: bool | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
-        self.congestion = congestion
-        self.billed = not congestion if billed is None else billed
-
-
-CONGESTION_STATUS = frozenset({429, 503, 529})
-
-
 class GaveUp(Exception):
     """The retry budget is spent; carries the last transient error and the attempt count."""
 
-    def __init__(self, last: Transient, attempts: int) -> None:
+    def __init__(self, last: TransientError, attempts: int) -> None:
         super().__init__(last.message)
         self.last = last
         self.attempts = attempts
 
 
-def short(text: str, limit: int = 300) -> str:
-    """One line, at most `limit` characters: server bodies are untrusted and may be huge."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def redactor(secret: str | None) -> Callable[[str], str]:
-    """A function that removes `secret` from text (before shortening, so no prefix survives)."""
-
-    def redact(text: str) -> str:
-        if secret and len(secret) >= 4:
-            return text.replace(secret, "***")
-        return text
-
-    return redact
-
-
-def error_detail(error: BaseException, redact: Callable[[str], str]) -> str:
-    """The server's own message for an SDK error, redacted and shortened."""
+def sdk_error_detail(error: BaseException, redact: Redactor) -> str:
+    """The server's own message for an SDK error, made fit for logs and terminals."""
     message = getattr(error, "message", None) or str(error)
-    return short(redact(str(message)))
+    return short_detail(str(message), redact)
 
 
 def classify_sdk_error(
@@ -110,7 +72,7 @@ def classify_sdk_error(
     sdk: ModuleType,
     *,
     what: str,
-    redact: Callable[[str], str],
+    redact: Redactor,
     fatal_message: Callable[[int, str], str],
 ) -> Exception:
     """The exception the retry layer should see for `error` raised by `sdk` (openai or
@@ -118,25 +80,29 @@ def classify_sdk_error(
     builds the message for 401/403/404 from the status and the server's detail."""
     if isinstance(error, sdk.APIStatusError):
         status = int(error.status_code)
-        detail = error_detail(error, redact)
+        detail = sdk_error_detail(error, redact)
         if status in FATAL_STATUS:
             return FatalBackendError(fatal_message(status, detail))
         if is_retryable_status(status):
-            return Transient(
+            return TransientError(
                 f"HTTP {status}: {detail}",
                 parse_retry_after(error.response.headers),
-                congestion=status in CONGESTION_STATUS,
+                kind="status",
+                status=status,
             )
         return RequestFailedError(f"{what}: HTTP {status}: {detail}", 1)
     if isinstance(error, sdk.APITimeoutError):
-        return Transient("timed out")
+        return TransientError("timed out", kind="timeout")
     if isinstance(error, sdk.APIConnectionError):
         # the SDK's own text is a fixed "Connection error."; what happened is its cause
         # (turnbench's transport names it: refused, TLS, a body over the cap, ...)
         cause = error.__cause__
-        return Transient(f"connection error: {short(redact(str(cause or error)))}")
+        detail = short_detail(str(cause or error), redact)
+        return TransientError(f"connection error: {detail}", kind="dropped")
     if isinstance(error, (sdk.APIResponseValidationError, ValueError)):
-        return Transient(f"malformed response: {short(redact(str(error)))}")
+        return TransientError(
+            f"malformed response: {short_detail(str(error), redact)}", kind="malformed"
+        )
     return error
 
 
@@ -147,7 +113,7 @@ async def run_with_retries(
     on_retry: Callable[[], None] | None = None,
     congestion_is_free: bool = False,
 ) -> tuple[T, int]:
-    """Call `attempt` until it returns, raises something other than `Transient`, or the
+    """Call `attempt` until it returns, raises something other than `TransientError`, or the
     policy's budget (attempts, total seconds) is spent, which raises `GaveUp`.
 
     Returns the result and the number of attempts made (also set on a RequestFailedError
@@ -166,7 +132,7 @@ async def run_with_retries(
     retrying = AsyncRetrying(
         stop=_StopAfterCounted() | stop_before_delay(policy.max_total_seconds),
         wait=BackoffWait(policy),
-        retry=retry_if_exception_type(Transient),
+        retry=retry_if_exception_type(TransientError),
         reraise=True,
     )
     try:
@@ -178,11 +144,11 @@ async def run_with_retries(
                     on_retry()
                 try:
                     result = await attempt()
-                except Transient as error:
+                except TransientError as error:
                     if congestion_is_free and error.congestion:
                         counted -= 1
                     raise
-    except Transient as error:
+    except TransientError as error:
         raise GaveUp(error, attempts) from None
     except RequestFailedError as error:
         error.attempts = attempts  # a request that cannot succeed still cost these attempts

@@ -29,8 +29,8 @@ from turnbench.backends.anthropic_native import (
 )
 from turnbench.backends.keys import ANTHROPIC_RULE, key_flag
 from turnbench.backends.replies import Redactor, short_detail
-from turnbench.backends.retry import RetryPolicy
-from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.retry import RetryPolicy, TransientError
+from turnbench.backends.sdk_calls import GaveUp, run_with_retries
 from turnbench.backends.sdk_transport import BATCH_MAX_BODY_BYTES, sdk_http_client
 from turnbench.backends.urls import display_url, url_secrets
 from turnbench.batch.base import (
@@ -144,7 +144,7 @@ def item_result(
     if kind == "succeeded":
         try:  # the live path's reading: null or missing content is malformed, not ""
             completion = to_completion(result.get("message"))
-        except Transient as error:
+        except TransientError as error:
             return BatchItemError(
                 custom_id=custom_id, kind="errored", message=short_detail(error.message, redact)
             )
@@ -260,7 +260,7 @@ class AnthropicBatchClient:
             except Exception as error:
                 mapped = self._call.mapped(error, "batch creation")
                 refused = getattr(error, "status_code", None) in REFUSED_STATUS
-                if isinstance(mapped, Transient) and not (refused or _connect_failed(error)):
+                if isinstance(mapped, TransientError) and not (refused or _connect_failed(error)):
                     raise BatchSubmitUncertainError(
                         f"batch creation may or may not have been accepted ({mapped.message}); "
                         "not retried, to avoid paying twice: check the batches listed in the "

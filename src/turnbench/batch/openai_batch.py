@@ -25,8 +25,8 @@ from turnbench.backends.replies import (
     parse_completion,
     short_detail,
 )
-from turnbench.backends.retry import RetryPolicy, is_retryable_status
-from turnbench.backends.sdk_calls import GaveUp, Transient, run_with_retries
+from turnbench.backends.retry import RetryPolicy, TransientError, is_retryable_status
+from turnbench.backends.sdk_calls import GaveUp, run_with_retries
 from turnbench.backends.sdk_transport import BATCH_MAX_BODY_BYTES, sdk_http_client
 from turnbench.backends.urls import display_url, same_endpoint, url_secrets
 from turnbench.batch.base import (
@@ -291,7 +291,7 @@ class OpenAIBatchClient:
             except Exception as error:
                 mapped = self._call.mapped(error, "batch creation")
                 status = getattr(error, "status_code", None)
-                if isinstance(mapped, Transient) and status not in (429, 409):
+                if isinstance(mapped, TransientError) and status not in (429, 409):
                     uncertain = True  # 5xx, timeout, dropped connection: maybe created
                 raise mapped from None
 
