@@ -30,7 +30,11 @@ from turnbench.engine.dialogue import Estimate
 from turnbench.engine.progress import Progress
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, JudgeOption, build_options
-from turnbench.session import RunResult, Session
+from turnbench.session import EXIT_INCOMPLETE as EXIT_INCOMPLETE
+from turnbench.session import EXIT_OK as EXIT_OK
+from turnbench.session import Mode, RunResult, Session
+from turnbench.session import Prepared as Prepared
+from turnbench.session import Warn as Warn
 from turnbench.store.rundir import FinishedRun, load_finished_run
 
 ProgressCallback = Callable[[str, str], None]
@@ -96,6 +100,31 @@ def _session(
     if progress is not None and sink is None:
         sink = _CallbackProgress(progress)  # type: ignore[arg-type]
     return Session(options, mode, warn=warn, progress=sink)  # type: ignore[arg-type]
+
+
+def new_session(
+    options: EvalOptions,
+    mode: Mode,
+    *,
+    warn: Warn | None = None,
+    progress: Progress | None = None,
+    progress_factory: Callable[[dict[str, Any]], Progress] | None = None,
+    handle_signals: bool = False,
+    announce: Callable[[str], None] | None = None,
+) -> Session:
+    """One evaluation from options already validated, for a caller that draws its own
+    progress and owns the process's signals (the command line): the same session the
+    functions below run. Its `estimate()` plans the work without sending; `await run()`
+    runs it."""
+    return Session(
+        options,
+        mode,
+        warn=warn,
+        progress=progress,
+        progress_factory=progress_factory,
+        handle_signals=handle_signals,
+        announce=announce,
+    )
 
 
 def _no_running_loop(name: str) -> None:

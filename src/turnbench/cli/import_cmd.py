@@ -74,8 +74,8 @@ def import_(
 ) -> None:
     """Turn another tool's finished evaluation (answers and judge verdicts) into a run
     directory that report, compare and export read like any other; nothing is sent."""
+    from turnbench.api import EXIT_INCOMPLETE, EXIT_OK, RunResult
     from turnbench.interop.importing import ImportOptions, read_import, write_import
-    from turnbench.session import EXIT_INCOMPLETE, EXIT_OK, RunResult
 
     options = ImportOptions(
         judge_name=judge_name,

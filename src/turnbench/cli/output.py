@@ -5,13 +5,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from turnbench.api import Prepared, RunResult
 from turnbench.benchmarks import Benchmark, benchmark_class
 from turnbench.benchmarks.base import generic_table
 from turnbench.cli.terminal import RESUMABLE, cell, counts_line, draw_table, render_pairwise, shown
 from turnbench.cli.terminal import console as make_console
 from turnbench.engine.dialogue import Estimate
 from turnbench.errors import UserError
-from turnbench.session import Prepared, RunResult
 
 
 def _stderr() -> Console:

@@ -15,6 +15,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from turnbench.api import new_session
 from turnbench.backends.options import parse_concurrency
 from turnbench.benchmarks.options import parse_assignments
 from turnbench.cli.app import app
@@ -29,7 +30,6 @@ from turnbench.cli.output import named_class, print_estimate, print_results, pri
 from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, build_options
-from turnbench.session import Session
 
 EMBEDDED = "local/smollm2"
 # The demo's caps keep it within 3 minutes on 2 cores with the portable llama.cpp build in
@@ -107,7 +107,7 @@ def _execute(options: EvalOptions, mode: str, params: dict[str, Any]) -> None:
         from turnbench.report.progress import BatchLines
 
         plain = BatchLines(console)  # batches take long: say what they do, line by line
-    session = Session(
+    session = new_session(
         options,
         mode,  # type: ignore[arg-type]
         warn=print_warning,
