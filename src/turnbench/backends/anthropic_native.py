@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from turnbench.backends.attempts import current_gate
+from turnbench.backends.attempts import cancelled_in_flight, current_gate
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -318,6 +318,10 @@ class AnthropicBackend:
             tries += 1
             try:
                 return await self._send(messages, params, sent)
+            except asyncio.CancelledError:
+                if gate is not None:
+                    cancelled_in_flight(gate, messages, params)
+                raise
             except TransientError as error:
                 if gate is not None and error.billed:
                     billed = True

@@ -54,3 +54,12 @@ def gated(gate: AttemptGate) -> Iterator[None]:
 def may_be_billed(error: TransientError) -> bool:
     """Whether a failed attempt may still be billed (`TransientError.billed`)."""
     return error.billed
+
+
+def cancelled_in_flight(gate: AttemptGate, messages: list[Message], params: RequestParams) -> None:
+    """An attempt cancelled after it was sent (the run stopped, or its task was cancelled):
+    the server may still answer it, and bill it, so it counts as an attempt that returned
+    nothing (the Anthropic path also counts one still waiting for a connection slot: the
+    books err on the budget's side). Never raises: the cancellation it is part of goes on."""
+    with contextlib.suppress(Exception):
+        gate.unanswered(messages, params, "cancelled while in flight")

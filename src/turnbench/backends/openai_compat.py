@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turnbench import __version__
-from turnbench.backends.attempts import current_gate, may_be_billed
+from turnbench.backends.attempts import cancelled_in_flight, current_gate, may_be_billed
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -207,9 +207,14 @@ class OpenAICompatBackend:
         gate = current_gate()
         try:
             while True:
+                on_the_wire = state.sent
                 try:
                     completion = await self._attempt(body, state)
                     break
+                except asyncio.CancelledError:
+                    if gate is not None and state.sent > on_the_wire:
+                        cancelled_in_flight(gate, messages, params)
+                    raise
                 except TransientError as error:
                     held: Endpoint | None = getattr(error, "held", None)
                     try:
