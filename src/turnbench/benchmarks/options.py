@@ -100,9 +100,10 @@ def option_flags() -> tuple[OptionFlag, ...]:
     """Every built-in benchmark's options that have a flag of their own (one flag may serve
     several benchmarks only if they declare it alike)."""
     found: dict[str, OptionFlag] = {}
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if not info.ispkg:
-            continue
+    here = Path(__file__).parent
+    for info in pkgutil.iter_modules([str(here)]):
+        if not info.ispkg or not (here / info.name / "options.py").is_file():
+            continue  # (a package without options is not imported for nothing)
         try:
             module = importlib.import_module(f"{__package__}.{info.name}.options")
         except ModuleNotFoundError:

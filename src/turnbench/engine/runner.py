@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -710,6 +711,11 @@ async def execute(
             loop.add_signal_handler(sig, on_signal)
             installed.append(sig)
     outcome = RunOutcome()
+    # What exists when the requests start (modules, the benchmark's data, the plan) lives to
+    # the end: the cyclic collector is told so (gc.freeze), and stops walking it again at
+    # every full collection while hundreds of requests are in flight (3615 judgments at
+    # C=256: 5.08 s -> 4.59 s, benchmarks/README.md). Unfrozen after, so nothing is kept.
+    gc.freeze()
     try:
         remaining = max_active
         while remaining is None or remaining > 0:
@@ -740,6 +746,7 @@ async def execute(
         await stop_all()
         raise
     finally:
+        gc.unfreeze()
         for sig in installed:
             loop.remove_signal_handler(sig)
     if interrupted.is_set():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 JUDGE_WORDS = r"(?:judge|evaluator|grader|assessor|rater|reviewer|scorer)s?"
 
@@ -54,8 +55,10 @@ _ASKS_FOR_RATING = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def asks_for_rating(question: str) -> bool:
-    """Whether a user's turns ask the model itself for a rating out of 10."""
+    """Whether a user's turns ask the model itself for a rating out of 10 (remembered per
+    text: every model's answer to a question asks this of the same turns)."""
     return _ASKS_FOR_RATING.search(question) is not None
 
 
