@@ -4,29 +4,22 @@ A benchmark file holds dialogues of turns; each judged turn is scored by any mix
 (a 1-10 judge rating), a checklist (yes/no questions for the judge) and deterministic checks
 that need no judge. The format is documented in docs/custom-benchmarks.md.
 
-The file's shapes are pydantic models (`_Benchmark`, `_Dialogue`, `_Turn`, `_Rubric`,
-`_ChecklistEntry`, `_Check`, `_Answer`); the rest of turnbench reads the frozen dataclasses
-they build (`BenchmarkSpec` and its parts). Validation collects every problem with its line
-and its place in the file ("dialogues[2].turns[0].checks[1]: ..."), like a compiler, before
-anything is sent: each problem travels through pydantic as a `PydanticCustomError` whose
-context holds the exact words shown, and `load_spec` maps its location to the document's
-line. Within one mapping the problems come in a fixed order: its unknown keys, then its
-fields' in the order the models declare them, then those of the mapping as a whole.
+The file's shapes are pydantic models (`_Benchmark`, `_Answer`, `_Dialogue`, `_Turn`,
+`_Rubric`, `_Question`, `_Check`), the rest of turnbench reads the frozen dataclasses they
+build (`BenchmarkSpec` and its parts). Every problem is reported with its line and its place
+in the file ("dialogues[2].turns[0].checks[1]: ..."), like a compiler, before anything is
+sent; `located` carries the problems through pydantic in their exact words and order.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NoReturn
+from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
     PlainValidator,
     Strict,
@@ -35,11 +28,22 @@ from pydantic import (
     ValidatorFunctionWrapHandler,
     WrapValidator,
     field_validator,
-    model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import InitErrorDetails
 
-from turnbench.benchmarks.custom.document import Document, Where, load_document
+from turnbench.benchmarks.custom.document import Document, load_document
+from turnbench.benchmarks.custom.located import (
+    Shape,
+    fail,
+    list_of,
+    null_is,
+    problem_at,
+    raise_problems,
+    report,
+    says,
+    unknown_keys,
+    validated,
+)
 from turnbench.textio import ErrorCollector
 from turnbench.types import MAX_TOKEN_LIMIT
 
@@ -127,114 +131,7 @@ class BenchmarkSpec:
     dialogues: tuple[DialogueSpec, ...]
 
 
-def place(where: Where) -> str:
-    """`dialogues[2].turns[0].user` for ("dialogues", 2, "turns", 0, "user")."""
-    text = ""
-    for part in where:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-# -- problems as pydantic errors ---------------------------------------------------------------
-_ERROR = "turnbench_spec"
-
-
-@dataclass(frozen=True)
-class _Problem:
-    """One mistake in the words shown to the file's author. It rides in a pydantic error's
-    context rather than its message: the words may quote anything the file holds (a key with
-    a lone surrogate, say), which pydantic's own message text cannot carry. `below` places it
-    under the value pydantic located it at (an unknown key's own place)."""
-
-    message: str
-    below: Where = ()
-
-    def __str__(self) -> str:  # pydantic's `msg` of the error; `load_spec` shows `message`
-        return self.message.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _error(message: str, below: Where = ()) -> PydanticCustomError:
-    return PydanticCustomError(_ERROR, "{problem}", {"problem": _Problem(message, below)})
-
-
-def _detail(problem: _Problem, loc: Where = (), value: Any = None) -> InitErrorDetails:
-    return {
-        "type": PydanticCustomError(_ERROR, "{problem}", {"problem": problem}),
-        "loc": loc,
-        "input": value,
-    }
-
-
-#: pydantic's generic error types in today's words (every other problem is raised in its own)
-_GENERIC: dict[str, Callable[[Any], str]] = {
-    "bool_type": lambda value: f"expected true or false, got {value!r}",
-}
-
-
-def _problem_of(error: Mapping[str, Any]) -> _Problem:
-    """The problem one pydantic error (an entry of `ValidationError.errors()`) stands for."""
-    if error["type"] == _ERROR:
-        problem: _Problem = error["ctx"]["problem"]
-        return problem
-    words = _GENERIC.get(error["type"])
-    return _Problem(words(error["input"]) if words else str(error["msg"]))
-
-
-def _relayed(error: ValidationError) -> list[InitErrorDetails]:
-    """The problems of a nested validation, to be raised again with more of them."""
-    return [
-        _detail(_problem_of(item), tuple(item["loc"]), item["input"]) for item in error.errors()
-    ]
-
-
-def _raise(problems: Sequence[InitErrorDetails], title: str) -> NoReturn:
-    raise ValidationError.from_exception_data(title, list(problems))
-
-
-def _fail(*messages: str) -> NoReturn:
-    """Raise the problems of one value (most often one)."""
-    if len(messages) == 1:
-        raise _error(messages[0])
-    _raise([_detail(_Problem(message)) for message in messages], "value")
-
-
-def _validated(handler: Callable[[Any], Any], value: Any) -> tuple[Any, list[InitErrorDetails]]:
-    """`handler(value)` and no problems, or None and the problems it raised."""
-    try:
-        return handler(value), []
-    except ValidationError as error:
-        return None, _relayed(error)
-
-
-def _says(words: Callable[[Any], str]) -> WrapValidator:
-    """Any failure of the annotated type is the one problem `words(value)`."""
-
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            raise _error(words(value)) from None
-
-    return WrapValidator(validate)
-
-
-def _null_is(default: Any) -> BeforeValidator:
-    """A null value means the field's default, as an absent one does."""
-    return BeforeValidator(lambda value: default if value is None else value)
-
-
-def _list_of(what: str, *, empty: bool = False) -> BeforeValidator:
-    """The value must be a list (a non-empty one unless `empty`): else `expected {what}`."""
-
-    def validate(value: Any) -> Any:
-        if not isinstance(value, list) or not (value or empty):
-            _fail(f"expected {what}")
-        return value
-
-    return BeforeValidator(validate)
-
-
-# -- the values ---------------------------------------------------------------------------------
+# -- the values --------------------------------------------------------------------------------
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -257,12 +154,12 @@ def _text(*, required: bool = False, empty: bool = False) -> PlainValidator:
     def validate(value: Any) -> str | None:
         if value is None:
             if required:
-                _fail("missing (a text is required)")
+                fail("missing (a text is required)")
             return None
         if not isinstance(value, str):
-            _fail(f"expected a text, got {_kind(value)}")
+            fail(f"expected a text, got {_kind(value)}")
         if not empty and not value.strip():
-            _fail("must not be empty")
+            fail("must not be empty")
         return value
 
     return PlainValidator(validate)
@@ -285,7 +182,7 @@ def _name_problem(value: Any) -> str | None:
 def _name(value: Any) -> str:
     problem = _name_problem(value)
     if problem is not None:
-        _fail(problem)
+        fail(problem)
     return str(value)
 
 
@@ -303,15 +200,15 @@ def _benchmark_name(value: Any, info: ValidationInfo) -> str:
     if value in (info.context or {}).get("reserved", ()):
         problems.append(f"{value!r} is the name of a built-in benchmark; choose another")
     if problems:
-        _fail(*problems)
+        fail(*problems)
     return str(value)
 
 
 def _version(value: Any) -> int:
     if value is None:
-        _fail(f"missing: the file must say which format version it uses ({FORMAT_VERSIONS[-1]})")
+        fail(f"missing: the file must say which format version it uses ({FORMAT_VERSIONS[-1]})")
     if value not in FORMAT_VERSIONS or isinstance(value, bool):
-        _fail(
+        fail(
             f"format version {value!r} is not supported (this turnbench reads "
             f"{', '.join(map(str, FORMAT_VERSIONS))})"
         )
@@ -324,58 +221,60 @@ def _ident_ok(value: Any) -> bool:
 
 def _ident(value: Any) -> int | str:
     if value is None:
-        _fail("missing: every dialogue needs an id")
+        fail("missing: every dialogue needs an id")
     if not _ident_ok(value):
-        _fail(f"an id is a text or a whole number, got {value!r}")
+        fail(f"an id is a text or a whole number, got {value!r}")
     return value  # type: ignore[no-any-return]
 
 
 def _tag(value: Any) -> str:
     if not _is_text(value):
-        _fail(f"a tag is a text, got {value!r}")
+        fail(f"a tag is a text, got {value!r}")
     return value  # type: ignore[no-any-return]
 
 
 def _one_of(allowed: tuple[str, ...]) -> WrapValidator:
-    return _says(lambda value: f"must be one of {', '.join(allowed)}, got {value!r}")
+    return says(lambda value: f"must be one of {', '.join(allowed)}, got {value!r}")
 
 
 def _pattern(value: Any, info: ValidationInfo) -> str:
+    """A regular expression, compiled with the check's flags (those valid; `_Check` validates
+    them first)."""
     if not isinstance(value, str) or not value:
-        _fail(f"expected a regular expression, got {value!r}")
+        fail(f"expected a regular expression, got {value!r}")
     try:
         re.compile(value, _flag_bits(info.data.get("flags")))
     except re.error as error:
-        _fail(f"not a valid regular expression: {error}")
+        fail(f"not a valid regular expression: {error}")
     return value
 
 
 def _nonempty_text(value: Any) -> str:
     if not isinstance(value, str) or value == "":
-        _fail(f"expected a non-empty text, got {value!r}")
+        fail(f"expected a non-empty text, got {value!r}")
     return value
 
 
 def _true(value: Any) -> Literal[True]:
     if value is not True:
-        _fail(f"write `valid_json: true`, got {value!r}")
+        fail(f"write `valid_json: true`, got {value!r}")
     return True
 
 
 def _schema(value: Any) -> dict[str, Any] | bool:
     """A JSON Schema that refers to nothing outside itself (nothing is ever fetched)."""
     if not isinstance(value, dict | bool):
-        _fail("expected a JSON Schema (a mapping such as {type: object})")
+        fail("expected a JSON Schema (a mapping such as {type: object})")
     import jsonschema
 
     try:
         jsonschema.validators.validator_for(value).check_schema(value)
     except jsonschema.SchemaError as error:
         inner = "/".join(str(p) for p in error.absolute_path) or "the schema"
-        _fail(f"not a valid JSON Schema at {inner}: {error.message}")
+        fail(f"not a valid JSON Schema at {inner}: {error.message}")
     remote = sorted(set(_remote_refs(value)))
     if remote:
-        _fail(
+        fail(
             f'a schema may refer only to its own parts ($ref "#/..."), not to '
             f"{', '.join(remote)} (nothing is fetched)"
         )
@@ -409,96 +308,47 @@ Flag = Annotated[bool, Strict()]
 Weight = Annotated[
     float,
     Field(strict=True, ge=MIN_WEIGHT, le=MAX_WEIGHT, allow_inf_nan=False),
-    _says(lambda v: f"a weight is a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {v!r}"),
-    _null_is(1.0),
+    says(lambda v: f"a weight is a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {v!r}"),
+    null_is(1.0),
 ]
 Count = Annotated[
-    int, Field(strict=True, ge=0), _says(lambda v: f"expected a whole number from 0, got {v!r}")
+    int, Field(strict=True, ge=0), says(lambda v: f"expected a whole number from 0, got {v!r}")
 ]
 Pattern = Annotated[str, PlainValidator(_pattern)]
 NonEmptyText = Annotated[str, PlainValidator(_nonempty_text)]
 Tag = Annotated[str, PlainValidator(_tag)]
 RegexFlag = Annotated[
     Literal["ignorecase", "multiline", "dotall"],
-    _says(lambda v: f"unknown flag {v!r}; flags: {', '.join(REGEX_FLAGS)}"),
+    says(lambda v: f"unknown flag {v!r}; flags: {', '.join(REGEX_FLAGS)}"),
 ]
 
 
 # -- the shapes --------------------------------------------------------------------------------
-def _unknown_keys(value: Mapping[Any, Any], allowed: Sequence[str]) -> list[InitErrorDetails]:
-    """A problem for each key of `value` not `allowed`, suggesting the closest allowed one."""
-    found = []
-    for key in value:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            words = f"unknown key '{key}'{hint}; allowed: {', '.join(allowed)}"
-            found.append(_detail(_Problem(words, (key,)), (), value[key]))
-    return found
-
-
-class _Shape(BaseModel):
-    """A mapping of the file. Its problems come in today's order: its unknown keys (with a
-    suggestion), then its fields' in declaration order, then those of the mapping as a
-    whole (`_whole`); a value that is not a mapping is the one problem "expected {what}"."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    what: ClassVar[str]
-
-    @classmethod
-    def _first(cls, value: dict[Any, Any]) -> tuple[list[InitErrorDetails], bool]:
-        """The problems found before the fields, and whether to validate the fields."""
-        return _unknown_keys(value, tuple(cls.model_fields)), True
-
-    @classmethod
-    def _whole(cls, value: dict[Any, Any], info: ValidationInfo) -> list[InitErrorDetails]:
-        """The problems of the mapping as a whole, found whether or not its fields are valid."""
-        return []
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _in_order(
-        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
-    ) -> Any:
-        if not isinstance(value, dict):
-            _fail(f"expected {cls.what} (a mapping of keys to values)")
-        problems, go_on = cls._first(value)
-        result = None
-        if go_on:
-            result, found = _validated(handler, value)
-            problems += found
-        problems += cls._whole(value, info)
-        if problems:
-            _raise(problems, cls.__name__)
-        return result
-
-
-class _Answer(_Shape):
+class _Answer(Shape):
     what = "answer settings"
 
     temperature: Annotated[
         float,
         Field(strict=True, ge=0, le=2, allow_inf_nan=False),
-        _says(lambda v: f"a number from 0 to 2, got {v!r}"),
-        _null_is(0.0),
+        says(lambda v: f"a number from 0 to 2, got {v!r}"),
+        null_is(0.0),
     ] = 0.0
     max_new_tokens: Annotated[
         int,
         Field(strict=True, ge=1, le=MAX_TOKEN_LIMIT),
-        _says(lambda v: f"a whole number from 1 to {MAX_TOKEN_LIMIT}, got {v!r}"),
-        _null_is(1024),
+        says(lambda v: f"a whole number from 1 to {MAX_TOKEN_LIMIT}, got {v!r}"),
+        null_is(1024),
     ] = 1024
 
 
-class _Rubric(_Shape):
+class _Rubric(Shape):
     what = "a rubric text, or a mapping with text and weight"
 
     text: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
     weight: Weight = 1.0
 
 
-class _Question(_Shape):
+class _Question(Shape):
     what = "a question, or a mapping with question, weight, name"
 
     question: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
@@ -512,7 +362,7 @@ def _shorthand(key: str) -> WrapValidator:
     def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         if isinstance(value, str):
             if not value.strip():
-                _fail("must not be empty")
+                fail("must not be empty")
             value = {key: value}
         return handler(value)
 
@@ -523,7 +373,7 @@ _RubricEntry = Annotated[_Rubric, _shorthand("text")]
 _ChecklistEntry = Annotated[_Question, _shorthand("question")]
 
 
-class _Check(_Shape):
+class _Check(Shape):
     what = 'a check such as {contains: "refund"}'
 
     # the options first: a regex is compiled with its flags
@@ -533,7 +383,7 @@ class _Check(_Shape):
     strip: Flag = True
     flags: (
         Annotated[
-            list[RegexFlag], _list_of(f"a list of flags ({', '.join(REGEX_FLAGS)})", empty=True)
+            list[RegexFlag], list_of(f"a list of flags ({', '.join(REGEX_FLAGS)})", empty=True)
         ]
         | None
     ) = None
@@ -554,14 +404,12 @@ class _Check(_Shape):
     def _first(cls, value: dict[Any, Any]) -> tuple[list[InitErrorDetails], bool]:
         kinds = [key for key in value if key in CHECK_KINDS]
         if len(kinds) != 1:
-            problem = "no check kind" if not kinds else f"{len(kinds)} kinds ({', '.join(kinds)})"
-            words = (
-                f"a check has exactly one kind, found {problem}; kinds: {', '.join(CHECK_KINDS)}"
-            )
+            found = "no check kind" if not kinds else f"{len(kinds)} kinds ({', '.join(kinds)})"
+            words = f"a check has exactly one kind, found {found}; kinds: {', '.join(CHECK_KINDS)}"
             every = (*CHECK_KINDS, *COMMON_CHECK_OPTIONS, "flags", "case_sensitive", "strip")
-            return [_detail(_Problem(words), (), value), *_unknown_keys(value, every)], False
+            return [problem_at(words, (), value), *unknown_keys(value, every)], False
         kind = kinds[0]
-        return _unknown_keys(value, (kind, *COMMON_CHECK_OPTIONS, *CHECK_KINDS[kind][1])), True
+        return unknown_keys(value, (kind, *COMMON_CHECK_OPTIONS, *CHECK_KINDS[kind][1])), True
 
     def spec(self) -> Check:
         kind = next(key for key in CHECK_KINDS if key in self.model_fields_set)
@@ -582,7 +430,7 @@ def _judged(turn: Mapping[Any, Any]) -> bool:
     return judged if isinstance(judged, bool) else True
 
 
-class _Turn(_Shape):
+class _Turn(Shape):
     what = "a turn"
 
     user: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
@@ -591,9 +439,9 @@ class _Turn(_Shape):
     judged: Flag = True
     rubric: _RubricEntry | None = None
     checklist: (
-        Annotated[list[_ChecklistEntry], _list_of("a non-empty list of yes/no questions")] | None
+        Annotated[list[_ChecklistEntry], list_of("a non-empty list of yes/no questions")] | None
     ) = None
-    checks: Annotated[list[_Check], _list_of("a non-empty list of checks")] | None = None
+    checks: Annotated[list[_Check], list_of("a non-empty list of checks")] | None = None
 
     @classmethod
     def _whole(cls, value: dict[Any, Any], info: ValidationInfo) -> list[InitErrorDetails]:
@@ -603,13 +451,13 @@ class _Turn(_Shape):
                 "a judged turn needs a rubric, a checklist or checks (or `judged: false` for a "
                 "turn that is context only)"
             )
-            return [_detail(_Problem(words), (), value)]
+            return [problem_at(words, (), value)]
         if not _judged(value) and given:
             words = (
                 f"this turn is not judged (judged: false) but has {', '.join(given)}; remove "
                 "them or judge the turn"
             )
-            return [_detail(_Problem(words), (), value)]
+            return [problem_at(words, (), value)]
         return []
 
     def spec(self) -> TurnSpec:
@@ -638,35 +486,35 @@ def _turns_as_a_whole(turns: list[Any], history: str) -> list[InitErrorDetails]:
     judged = [index for index, turn in enumerate(turns) if _judged(turn)]
     if not judged:
         words = "no turn is judged; a dialogue needs at least one judged turn"
-        return [_detail(_Problem(words), (), turns)]
+        return [problem_at(words, (), turns)]
     if history != "golden":
         return []
     words = "history is golden, so this turn needs a golden answer (later turns are asked after it)"
     return [
-        _detail(_Problem(words), (index,), turn)
+        problem_at(words, (index,), turn)
         for index, turn in enumerate(turns[: judged[-1]])
         if not isinstance(turn.get("golden"), str)
     ]
 
 
-class _Dialogue(_Shape):
+class _Dialogue(Shape):
     what = "a dialogue"
 
     id: Annotated[int | str, PlainValidator(_ident)] = Field(None, validate_default=True)
-    tags: Annotated[list[Tag], _list_of("a list of tags", empty=True)] | None = None
+    tags: Annotated[list[Tag], list_of("a list of tags", empty=True)] | None = None
     turns: list[_Turn] = Field(None, validate_default=True)
 
     @field_validator("turns", mode="wrap")
     @classmethod
     def _turns(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
         if value is None:
-            _fail("missing: every dialogue needs a list of turns")
+            fail("missing: every dialogue needs a list of turns")
         if not isinstance(value, list) or not value:
-            _fail("expected a non-empty list of turns")
-        turns, problems = _validated(handler, value)
+            fail("expected a non-empty list of turns")
+        turns, problems = validated(handler, value)
         problems += _turns_as_a_whole(value, (info.context or {}).get("history", "self"))
         if problems:
-            _raise(problems, "turns")
+            raise_problems(problems, "turns")
         return turns
 
     def spec(self) -> DialogueSpec:
@@ -690,30 +538,30 @@ def _with_ids(problems: list[InitErrorDetails], dialogues: list[Any]) -> list[In
         types.add(type(ident))
         if ident in seen:
             words = f"id {ident!r} is used twice (first by dialogues[{seen[ident]}])"
-            again[index] = _detail(_Problem(words), (index, "id"), ident)
+            again[index] = problem_at(words, (index, "id"), ident)
         else:
             seen[ident] = index
     merged: list[InitErrorDetails] = []
     told = sorted(again)
-    for problem in problems:
-        while told and told[0] < problem["loc"][0]:  # type: ignore[operator]
+    for found in problems:
+        while told and told[0] < found["loc"][0]:  # type: ignore[operator]
             merged.append(again[told.pop(0)])
-        merged.append(problem)
+        merged.append(found)
     merged += [again[index] for index in told]
     if len(types) > 1:
         words = "dialogue ids must be all texts or all whole numbers, not a mix"
-        merged.append(_detail(_Problem(words), (), dialogues))
+        merged.append(problem_at(words, (), dialogues))
     return merged
 
 
-class _Benchmark(_Shape):
+class _Benchmark(Shape):
     what = "a benchmark"
 
     version: Annotated[int, PlainValidator(_version)] = Field(None, validate_default=True)
     name: Annotated[str, PlainValidator(_benchmark_name)] = Field(None, validate_default=True)
     description: Text = None
-    history: Annotated[History, _one_of(("golden", "self")), _null_is("self")] = "self"
-    dialogue_score: Annotated[DialogueScore, _one_of(("mean", "min")), _null_is("mean")] = "mean"
+    history: Annotated[History, _one_of(("golden", "self")), null_is("self")] = "self"
+    dialogue_score: Annotated[DialogueScore, _one_of(("mean", "min")), null_is("mean")] = "mean"
     system: Text = None
     answer: _Answer | None = None
     dialogues: list[_Dialogue] = Field(None, validate_default=True)
@@ -722,13 +570,13 @@ class _Benchmark(_Shape):
     @classmethod
     def _dialogues(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         if value is None:
-            _fail("missing: the benchmark needs a list of dialogues")
+            fail("missing: the benchmark needs a list of dialogues")
         if not isinstance(value, list) or not value:
-            _fail("expected a non-empty list of dialogues")
-        dialogues, problems = _validated(handler, value)
+            fail("expected a non-empty list of dialogues")
+        dialogues, problems = validated(handler, value)
         problems = _with_ids(problems, value)
         if problems:
-            _raise(problems, "dialogues")
+            raise_problems(problems, "dialogues")
         return dialogues
 
     def spec(self) -> BenchmarkSpec:
@@ -762,12 +610,7 @@ def _spec_of(
     try:
         return _Benchmark.model_validate(document.value, context=context).spec()
     except ValidationError as error:
-        for item in error.errors():
-            problem = _problem_of(item)
-            where = (*item["loc"], *problem.below)
-            shown = place(where)
-            message = f"{shown}: {problem.message}" if shown else problem.message
-            errors.add(document.line(where), message)
+        report(error, document, errors)
         return None
 
 
