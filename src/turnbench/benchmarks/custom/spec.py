@@ -2,41 +2,53 @@
 
 A benchmark file holds dialogues of turns; each judged turn is scored by any mix of a rubric
 (a 1-10 judge rating), a checklist (yes/no questions for the judge) and deterministic checks
-that need no judge. The format is documented in docs/custom-benchmarks.md. Validation walks
-the whole file and collects every problem with its line and its place in the file
-("dialogues[2].turns[0].checks[1]: ..."), like a compiler, before anything is sent.
+that need no judge. The format is documented in docs/custom-benchmarks.md.
+
+The file's shapes are pydantic models (`_Benchmark`, `_Answer`, `_Dialogue`, `_Turn`,
+`_Rubric`, `_Question`, `_Check`), the rest of turnbench reads the frozen dataclasses they
+build (`BenchmarkSpec` and its parts). Every problem is reported with its line and its place
+in the file ("dialogues[2].turns[0].checks[1]: ..."), like a compiler, before anything is
+sent; `located` carries the problems through pydantic in their exact words and order.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from turnbench.benchmarks.custom.document import Document, Where, load_document
+from pydantic import (
+    Field,
+    PlainValidator,
+    Strict,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+)
+from pydantic_core import InitErrorDetails
+
+from turnbench.benchmarks.custom.document import Document, load_document
+from turnbench.benchmarks.custom.located import (
+    Shape,
+    fail,
+    list_of,
+    null_is,
+    problem_at,
+    raise_problems,
+    report,
+    says,
+    unknown_keys,
+    validated,
+)
 from turnbench.textio import ErrorCollector
 from turnbench.types import MAX_TOKEN_LIMIT
 
 FORMAT_VERSIONS = (1,)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-TOP_KEYS = (
-    "version",
-    "name",
-    "description",
-    "history",
-    "dialogue_score",
-    "system",
-    "answer",
-    "dialogues",
-)
-ANSWER_KEYS = ("temperature", "max_new_tokens")
-DIALOGUE_KEYS = ("id", "tags", "turns")
-TURN_KEYS = ("user", "golden", "reference", "judged", "rubric", "checklist", "checks")
-RUBRIC_KEYS = ("text", "weight")
-ITEM_KEYS = ("question", "weight", "name")
 COMMON_CHECK_OPTIONS = ("name", "weight")
 #: every deterministic check kind: the type of its value and the options it takes
 CHECK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -119,441 +131,154 @@ class BenchmarkSpec:
     dialogues: tuple[DialogueSpec, ...]
 
 
-def place(where: Where) -> str:
-    """`dialogues[2].turns[0].user` for ("dialogues", 2, "turns", 0, "user")."""
-    text = ""
-    for part in where:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
+# -- the values --------------------------------------------------------------------------------
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-class _Validator:
-    def __init__(
-        self, document: Document, errors: ErrorCollector, reserved: Iterable[str] = ()
-    ) -> None:
-        self.document = document
-        self.errors = errors
-        self.reserved = set(reserved)
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if _number(value):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
 
-    def error(self, where: Where, message: str) -> None:
-        shown = place(where)
-        self.errors.add(self.document.line(where), f"{shown}: {message}" if shown else message)
 
-    # -- shapes ----------------------------------------------------------------------------
-    def mapping(self, value: Any, where: Where, what: str) -> dict[str, Any] | None:
-        if not isinstance(value, dict):
-            self.error(where, f"expected {what} (a mapping of keys to values)")
-            return None
-        return value
+def _text(*, required: bool = False, empty: bool = False) -> PlainValidator:
+    """A text; null (or absence, when `required`) is missing; blank only when `empty`."""
 
-    def known_keys(self, value: Mapping[str, Any], where: Where, known: Iterable[str]) -> None:
-        allowed = list(known)
-        for key in value:
-            if key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                self.error(
-                    (*where, key), f"unknown key '{key}'{hint}; allowed: {', '.join(allowed)}"
-                )
-
-    def text(
-        self, value: Any, where: Where, *, required: bool = False, empty: bool = False
-    ) -> str | None:
+    def validate(value: Any) -> str | None:
         if value is None:
             if required:
-                self.error(where, "missing (a text is required)")
+                fail("missing (a text is required)")
             return None
         if not isinstance(value, str):
-            self.error(where, f"expected a text, got {_kind(value)}")
-            return None
+            fail(f"expected a text, got {_kind(value)}")
         if not empty and not value.strip():
-            self.error(where, "must not be empty")
-            return None
+            fail("must not be empty")
         return value
 
-    def weight(self, value: Any, where: Where) -> float:
-        if value is None:
-            return 1.0
-        if not _number(value) or not MIN_WEIGHT <= value <= MAX_WEIGHT:  # NaN fails too
-            self.error(
-                where, f"a weight is a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {value!r}"
-            )
-            return 1.0
-        return float(value)
+    return PlainValidator(validate)
 
-    def name(self, value: Any, where: Where, default: str) -> str:
-        if value is None:
-            return default
-        if not isinstance(value, str) or not NAME.match(value):
-            self.error(
-                where,
-                "a name is 1-64 letters, digits, '.', '-' or '_', starting with a letter or "
-                f"digit, got {value!r}",
-            )
-            return default
-        return value
 
-    def choice(self, value: Any, where: Where, allowed: tuple[str, ...], default: str) -> str:
-        if value is None:
-            return default
-        if value not in allowed:
-            self.error(where, f"must be one of {', '.join(allowed)}, got {value!r}")
-            return default
-        return str(value)
+def _is_text(value: Any) -> bool:
+    """Whether `value` passes `_text(required=True)`."""
+    return isinstance(value, str) and bool(value.strip())
 
-    # -- the document ----------------------------------------------------------------------
-    def benchmark(self) -> BenchmarkSpec | None:
-        top = self.mapping(self.document.value, (), "a benchmark")
-        if top is None:
-            return None
-        self.known_keys(top, (), TOP_KEYS)
-        version = top.get("version")
-        if version is None:
-            self.error(
-                ("version",),
-                f"missing: the file must say which format version it uses ({FORMAT_VERSIONS[-1]})",
-            )
-        elif version not in FORMAT_VERSIONS or isinstance(version, bool):
-            self.error(
-                ("version",),
-                f"format version {version!r} is not supported (this turnbench reads "
-                f"{', '.join(map(str, FORMAT_VERSIONS))})",
-            )
-        name = top.get("name")
-        if name is None:
-            self.error(("name",), "missing: the benchmark needs a name (used in results)")
-        name = self.name(name, ("name",), "custom")
-        if name in self.reserved:
-            self.error(("name",), f"{name!r} is the name of a built-in benchmark; choose another")
-        description = self.text(top.get("description"), ("description",)) or ""
-        history = self.choice(top.get("history"), ("history",), ("golden", "self"), "self")
-        score = self.choice(top.get("dialogue_score"), ("dialogue_score",), ("mean", "min"), "mean")
-        system = self.text(top.get("system"), ("system",))
-        temperature, max_tokens = self.answer(top.get("answer"))
-        dialogues = self.dialogues(top.get("dialogues"), history)
-        return BenchmarkSpec(
-            version=int(version) if isinstance(version, int) else FORMAT_VERSIONS[-1],
-            name=name,
-            description=description,
-            history=history,  # type: ignore[arg-type]
-            dialogue_score=score,  # type: ignore[arg-type]
-            system=system,
-            temperature=temperature,
-            max_new_tokens=max_tokens,
-            dialogues=tuple(dialogues),
+
+def _name_problem(value: Any) -> str | None:
+    if isinstance(value, str) and NAME.match(value):
+        return None
+    return (
+        "a name is 1-64 letters, digits, '.', '-' or '_', starting with a letter or digit, "
+        f"got {value!r}"
+    )
+
+
+def _name(value: Any) -> str:
+    problem = _name_problem(value)
+    if problem is not None:
+        fail(problem)
+    return str(value)
+
+
+def _benchmark_name(value: Any, info: ValidationInfo) -> str:
+    """The benchmark's name: required, a name, and not a built-in benchmark's (an invalid or
+    missing name is taken as "custom" for that last test)."""
+    problems = []
+    if value is None:
+        problems.append("missing: the benchmark needs a name (used in results)")
+        value = "custom"
+    problem = _name_problem(value)
+    if problem is not None:
+        problems.append(problem)
+        value = "custom"
+    if value in (info.context or {}).get("reserved", ()):
+        problems.append(f"{value!r} is the name of a built-in benchmark; choose another")
+    if problems:
+        fail(*problems)
+    return str(value)
+
+
+def _version(value: Any) -> int:
+    if value is None:
+        fail(f"missing: the file must say which format version it uses ({FORMAT_VERSIONS[-1]})")
+    if value not in FORMAT_VERSIONS or isinstance(value, bool):
+        fail(
+            f"format version {value!r} is not supported (this turnbench reads "
+            f"{', '.join(map(str, FORMAT_VERSIONS))})"
         )
+    return FORMAT_VERSIONS[FORMAT_VERSIONS.index(value)]
 
-    def answer(self, value: Any) -> tuple[float, int]:
-        temperature, max_tokens = 0.0, 1024
-        if value is None:
-            return temperature, max_tokens
-        where: Where = ("answer",)
-        block = self.mapping(value, where, "answer settings")
-        if block is None:
-            return temperature, max_tokens
-        self.known_keys(block, where, ANSWER_KEYS)
-        given = block.get("temperature")
-        if given is not None:
-            if _number(given) and 0 <= given <= 2:
-                temperature = float(given)
-            else:
-                self.error((*where, "temperature"), f"a number from 0 to 2, got {given!r}")
-        given = block.get("max_new_tokens")
-        if given is not None:
-            if (
-                isinstance(given, int)
-                and not isinstance(given, bool)
-                and 1 <= given <= MAX_TOKEN_LIMIT
-            ):
-                max_tokens = given
-            else:
-                self.error(
-                    (*where, "max_new_tokens"),
-                    f"a whole number from 1 to {MAX_TOKEN_LIMIT}, got {given!r}",
-                )
-        return temperature, max_tokens
 
-    def dialogues(self, value: Any, history: str) -> list[DialogueSpec]:
-        where: Where = ("dialogues",)
-        if value is None:
-            self.error(where, "missing: the benchmark needs a list of dialogues")
-            return []
-        if not isinstance(value, list) or not value:
-            self.error(where, "expected a non-empty list of dialogues")
-            return []
-        found: list[DialogueSpec] = []
-        seen: dict[int | str, int] = {}
-        id_types: set[type] = set()
-        for index, item in enumerate(value):
-            ident, dialogue = self.dialogue(item, (*where, index), history)
-            if ident is not None:
-                id_types.add(type(ident))
-                if ident in seen:
-                    self.error(
-                        (*where, index, "id"),
-                        f"id {ident!r} is used twice (first by dialogues[{seen[ident]}])",
-                    )
-                    continue
-                seen[ident] = index
-            if dialogue is not None:
-                found.append(dialogue)
-        if len(id_types) > 1:
-            self.error(where, "dialogue ids must be all texts or all whole numbers, not a mix")
-        return found
+def _ident_ok(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | str) and value != ""
 
-    def dialogue(
-        self, value: Any, where: Where, history: str
-    ) -> tuple[int | str | None, DialogueSpec | None]:
-        """The dialogue's id (when valid) and the dialogue (when entirely valid)."""
-        item = self.mapping(value, where, "a dialogue")
-        if item is None:
-            return None, None
-        self.known_keys(item, where, DIALOGUE_KEYS)
-        ident = item.get("id")
-        if ident is None:
-            self.error((*where, "id"), "missing: every dialogue needs an id")
-        elif isinstance(ident, bool) or not isinstance(ident, int | str) or ident == "":
-            self.error((*where, "id"), f"an id is a text or a whole number, got {ident!r}")
-            ident = None
-        tags: list[str] = []
-        given = item.get("tags")
-        if given is not None:
-            if not isinstance(given, list):
-                self.error((*where, "tags"), "expected a list of tags")
-            else:
-                for number, tag in enumerate(given):
-                    if isinstance(tag, str) and tag.strip():
-                        tags.append(tag)
-                    else:
-                        self.error((*where, "tags", number), f"a tag is a text, got {tag!r}")
-        turns = self.turns(item.get("turns"), (*where, "turns"), history)
-        if ident is None or turns is None:
-            return ident, None
-        return ident, DialogueSpec(id=ident, tags=tuple(dict.fromkeys(tags)), turns=tuple(turns))
 
-    def turns(self, value: Any, where: Where, history: str) -> list[TurnSpec] | None:
-        if value is None:
-            self.error(where, "missing: every dialogue needs a list of turns")
-            return None
-        if not isinstance(value, list) or not value:
-            self.error(where, "expected a non-empty list of turns")
-            return None
-        turns = [self.turn(item, (*where, index)) for index, item in enumerate(value)]
-        if any(turn is None for turn in turns):
-            return None
-        found = [turn for turn in turns if turn is not None]
-        judged = [index for index, turn in enumerate(found) if turn.judged]
-        if not judged:
-            self.error(where, "no turn is judged; a dialogue needs at least one judged turn")
-            return None
-        if history == "golden":
-            for index, turn in enumerate(found[: judged[-1]]):
-                if turn.golden is None:
-                    self.error(
-                        (*where, index),
-                        "history is golden, so this turn needs a golden answer (later turns "
-                        "are asked after it)",
-                    )
-        return found
+def _ident(value: Any) -> int | str:
+    if value is None:
+        fail("missing: every dialogue needs an id")
+    if not _ident_ok(value):
+        fail(f"an id is a text or a whole number, got {value!r}")
+    return value  # type: ignore[no-any-return]
 
-    def turn(self, value: Any, where: Where) -> TurnSpec | None:
-        item = self.mapping(value, where, "a turn")
-        if item is None:
-            return None
-        self.known_keys(item, where, TURN_KEYS)
-        user = self.text(item.get("user"), (*where, "user"), required=True)
-        golden = self.text(item.get("golden"), (*where, "golden"), empty=True)
-        reference = self.text(item.get("reference"), (*where, "reference"))
-        judged = item.get("judged", True)
-        if not isinstance(judged, bool):
-            self.error((*where, "judged"), f"expected true or false, got {judged!r}")
-            judged = True
-        rubric = self.rubric(item.get("rubric"), (*where, "rubric"))
-        checklist = self.checklist(item.get("checklist"), (*where, "checklist"))
-        checks = self.checks(item.get("checks"), (*where, "checks"))
-        scored = rubric is not None or bool(checklist) or bool(checks)
-        given = [k for k in ("rubric", "checklist", "checks") if k in item]
-        if judged and not scored and not given:
-            self.error(
-                where,
-                "a judged turn needs a rubric, a checklist or checks (or `judged: false` for a "
-                "turn that is context only)",
-            )
-        if not judged and given:
-            self.error(
-                where,
-                f"this turn is not judged (judged: false) but has {', '.join(given)}; remove "
-                "them or judge the turn",
-            )
-        if user is None:
-            return None
-        return TurnSpec(
-            user=user,
-            golden=golden,
-            reference=reference,
-            judged=judged,
-            rubric=rubric,
-            checklist=tuple(checklist),
-            checks=tuple(checks),
+
+def _tag(value: Any) -> str:
+    if not _is_text(value):
+        fail(f"a tag is a text, got {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
+def _one_of(allowed: tuple[str, ...]) -> WrapValidator:
+    return says(lambda value: f"must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _pattern(value: Any, info: ValidationInfo) -> str:
+    """A regular expression, compiled with the check's flags (those valid; `_Check` validates
+    them first)."""
+    if not isinstance(value, str) or not value:
+        fail(f"expected a regular expression, got {value!r}")
+    try:
+        re.compile(value, _flag_bits(info.data.get("flags")))
+    except re.error as error:
+        fail(f"not a valid regular expression: {error}")
+    return value
+
+
+def _nonempty_text(value: Any) -> str:
+    if not isinstance(value, str) or value == "":
+        fail(f"expected a non-empty text, got {value!r}")
+    return value
+
+
+def _true(value: Any) -> Literal[True]:
+    if value is not True:
+        fail(f"write `valid_json: true`, got {value!r}")
+    return True
+
+
+def _schema(value: Any) -> dict[str, Any] | bool:
+    """A JSON Schema that refers to nothing outside itself (nothing is ever fetched)."""
+    if not isinstance(value, dict | bool):
+        fail("expected a JSON Schema (a mapping such as {type: object})")
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except jsonschema.SchemaError as error:
+        inner = "/".join(str(p) for p in error.absolute_path) or "the schema"
+        fail(f"not a valid JSON Schema at {inner}: {error.message}")
+    remote = sorted(set(_remote_refs(value)))
+    if remote:
+        fail(
+            f'a schema may refer only to its own parts ($ref "#/..."), not to '
+            f"{', '.join(remote)} (nothing is fetched)"
         )
-
-    def rubric(self, value: Any, where: Where) -> Rubric | None:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            text = self.text(value, where)
-            return Rubric(text) if text is not None else None
-        block = self.mapping(value, where, "a rubric text, or a mapping with text and weight")
-        if block is None:
-            return None
-        self.known_keys(block, where, RUBRIC_KEYS)
-        text = self.text(block.get("text"), (*where, "text"), required=True)
-        weight = self.weight(block.get("weight"), (*where, "weight"))
-        return Rubric(text, weight) if text is not None else None
-
-    def checklist(self, value: Any, where: Where) -> list[ChecklistItem]:
-        if value is None:
-            return []
-        if not isinstance(value, list) or not value:
-            self.error(where, "expected a non-empty list of yes/no questions")
-            return []
-        items = []
-        for index, entry in enumerate(value):
-            at = (*where, index)
-            if isinstance(entry, str):
-                text = self.text(entry, at)
-                if text is not None:
-                    items.append(ChecklistItem(text))
-                continue
-            block = self.mapping(entry, at, "a question, or a mapping with question, weight, name")
-            if block is None:
-                continue
-            self.known_keys(block, at, ITEM_KEYS)
-            text = self.text(block.get("question"), (*at, "question"), required=True)
-            weight = self.weight(block.get("weight"), (*at, "weight"))
-            name = self.name(block.get("name"), (*at, "name"), "checklist")
-            if text is not None:
-                items.append(ChecklistItem(text, weight, name))
-        return items
-
-    def checks(self, value: Any, where: Where) -> list[Check]:
-        if value is None:
-            return []
-        if not isinstance(value, list) or not value:
-            self.error(where, "expected a non-empty list of checks")
-            return []
-        found = []
-        for index, entry in enumerate(value):
-            check = self.check(entry, (*where, index))
-            if check is not None:
-                found.append(check)
-        return found
-
-    def check(self, value: Any, where: Where) -> Check | None:
-        block = self.mapping(value, where, 'a check such as {contains: "refund"}')
-        if block is None:
-            return None
-        kinds = [key for key in block if key in CHECK_KINDS]
-        if len(kinds) != 1:
-            problem = "no check kind" if not kinds else f"{len(kinds)} kinds ({', '.join(kinds)})"
-            self.error(
-                where,
-                f"a check has exactly one kind, found {problem}; kinds: {', '.join(CHECK_KINDS)}",
-            )
-            self.known_keys(block, where, [*CHECK_KINDS, *COMMON_CHECK_OPTIONS, "flags",
-                                            "case_sensitive", "strip"])  # fmt: skip
-            return None
-        kind = kinds[0]
-        shape, options = CHECK_KINDS[kind]
-        self.known_keys(block, where, [kind, *COMMON_CHECK_OPTIONS, *options])
-        at = (*where, kind)
-        raw = block[kind]
-        name = self.name(block.get("name"), (*where, "name"), kind)
-        weight = self.weight(block.get("weight"), (*where, "weight"))
-        case_sensitive = self.flag(block, where, "case_sensitive", True)
-        strip = self.flag(block, where, "strip", True)
-        flags = self.regex_flags(block.get("flags"), (*where, "flags"))
-        value_ok = self.check_value(shape, raw, at, flags, case_sensitive)
-        if not value_ok:
-            return None
-        return Check(kind, raw, name, weight, case_sensitive, flags, strip)
-
-    def flag(self, block: Mapping[str, Any], where: Where, key: str, default: bool) -> bool:
-        value = block.get(key, default)
-        if not isinstance(value, bool):
-            self.error((*where, key), f"expected true or false, got {value!r}")
-            return default
-        return value
-
-    def regex_flags(self, value: Any, where: Where) -> int:
-        if value is None:
-            return 0
-        if not isinstance(value, list):
-            self.error(where, f"expected a list of flags ({', '.join(REGEX_FLAGS)})")
-            return 0
-        flags = 0
-        for index, flag in enumerate(value):
-            if flag in REGEX_FLAGS:
-                flags |= REGEX_FLAGS[flag]
-            else:
-                self.error(
-                    (*where, index), f"unknown flag {flag!r}; flags: {', '.join(REGEX_FLAGS)}"
-                )
-        return flags
-
-    def check_value(self, shape: str, raw: Any, where: Where, flags: int, case: bool) -> bool:
-        if shape == "pattern":
-            if not isinstance(raw, str) or not raw:
-                self.error(where, f"expected a regular expression, got {raw!r}")
-                return False
-            try:
-                re.compile(raw, flags)
-            except re.error as error:
-                self.error(where, f"not a valid regular expression: {error}")
-                return False
-            return True
-        if shape == "text":
-            if not isinstance(raw, str) or raw == "":
-                self.error(where, f"expected a non-empty text, got {raw!r}")
-                return False
-            return True
-        if shape == "count":
-            if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
-                self.error(where, f"expected a whole number from 0, got {raw!r}")
-                return False
-            return True
-        if shape == "true":
-            if raw is not True:
-                self.error(where, f"write `valid_json: true`, got {raw!r}")
-                return False
-            return True
-        return self.schema(raw, where)
-
-    def schema(self, raw: Any, where: Where) -> bool:
-        if not isinstance(raw, dict | bool):
-            self.error(where, "expected a JSON Schema (a mapping such as {type: object})")
-            return False
-        import jsonschema
-
-        try:
-            jsonschema.validators.validator_for(raw).check_schema(raw)
-        except jsonschema.SchemaError as error:
-            inner = "/".join(str(p) for p in error.absolute_path) or "the schema"
-            self.error(where, f"not a valid JSON Schema at {inner}: {error.message}")
-            return False
-        remote = sorted(set(_remote_refs(raw)))
-        if remote:
-            self.error(
-                where,
-                f'a schema may refer only to its own parts ($ref "#/..."), not to '
-                f"{', '.join(remote)} (nothing is fetched)",
-            )
-            return False
-        return True
+    return value
 
 
 def _remote_refs(schema: Any) -> Iterable[str]:
@@ -570,16 +295,323 @@ def _remote_refs(schema: Any) -> Iterable[str]:
             yield from _remote_refs(item)
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    if _number(value):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+def _flag_bits(flags: Iterable[str] | None) -> int:
+    bits = 0
+    for flag in flags or ():
+        bits |= REGEX_FLAGS[flag]
+    return bits
+
+
+Text = Annotated[str | None, _text()]
+Name = Annotated[str, PlainValidator(_name)]
+Flag = Annotated[bool, Strict()]
+Weight = Annotated[
+    float,
+    Field(strict=True, ge=MIN_WEIGHT, le=MAX_WEIGHT, allow_inf_nan=False),
+    says(lambda v: f"a weight is a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}, got {v!r}"),
+    null_is(1.0),
+]
+Count = Annotated[
+    int, Field(strict=True, ge=0), says(lambda v: f"expected a whole number from 0, got {v!r}")
+]
+Pattern = Annotated[str, PlainValidator(_pattern)]
+NonEmptyText = Annotated[str, PlainValidator(_nonempty_text)]
+Tag = Annotated[str, PlainValidator(_tag)]
+RegexFlag = Annotated[
+    Literal["ignorecase", "multiline", "dotall"],
+    says(lambda v: f"unknown flag {v!r}; flags: {', '.join(REGEX_FLAGS)}"),
+]
+
+
+# -- the shapes --------------------------------------------------------------------------------
+class _Answer(Shape):
+    what = "answer settings"
+
+    temperature: Annotated[
+        float,
+        Field(strict=True, ge=0, le=2, allow_inf_nan=False),
+        says(lambda v: f"a number from 0 to 2, got {v!r}"),
+        null_is(0.0),
+    ] = 0.0
+    max_new_tokens: Annotated[
+        int,
+        Field(strict=True, ge=1, le=MAX_TOKEN_LIMIT),
+        says(lambda v: f"a whole number from 1 to {MAX_TOKEN_LIMIT}, got {v!r}"),
+        null_is(1024),
+    ] = 1024
+
+
+class _Rubric(Shape):
+    what = "a rubric text, or a mapping with text and weight"
+
+    text: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
+    weight: Weight = 1.0
+
+
+class _Question(Shape):
+    what = "a question, or a mapping with question, weight, name"
+
+    question: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
+    weight: Weight = 1.0
+    name: Name | None = None
+
+
+def _shorthand(key: str) -> WrapValidator:
+    """A text stands for the mapping {key: text} (a rubric's text, a checklist question)."""
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if isinstance(value, str):
+            if not value.strip():
+                fail("must not be empty")
+            value = {key: value}
+        return handler(value)
+
+    return WrapValidator(validate)
+
+
+_RubricEntry = Annotated[_Rubric, _shorthand("text")]
+_ChecklistEntry = Annotated[_Question, _shorthand("question")]
+
+
+class _Check(Shape):
+    what = 'a check such as {contains: "refund"}'
+
+    # the options first: a regex is compiled with its flags
+    name: Name | None = None
+    weight: Weight = 1.0
+    case_sensitive: Flag = True
+    strip: Flag = True
+    flags: (
+        Annotated[
+            list[RegexFlag], list_of(f"a list of flags ({', '.join(REGEX_FLAGS)})", empty=True)
+        ]
+        | None
+    ) = None
+    # the kinds (CHECK_KINDS); exactly one is given, and given as null it is wrong
+    regex: Pattern = None  # type: ignore[assignment]
+    not_regex: Pattern = None  # type: ignore[assignment]
+    contains: NonEmptyText = None  # type: ignore[assignment]
+    not_contains: NonEmptyText = None  # type: ignore[assignment]
+    max_words: Count = None  # type: ignore[assignment]
+    min_words: Count = None  # type: ignore[assignment]
+    max_chars: Count = None  # type: ignore[assignment]
+    min_chars: Count = None  # type: ignore[assignment]
+    valid_json: Annotated[bool, PlainValidator(_true)] = None  # type: ignore[assignment]
+    json_schema: Annotated[Any, PlainValidator(_schema)] = None
+    exact: NonEmptyText = None  # type: ignore[assignment]
+
+    @classmethod
+    def _first(cls, value: dict[Any, Any]) -> tuple[list[InitErrorDetails], bool]:
+        kinds = [key for key in value if key in CHECK_KINDS]
+        if len(kinds) != 1:
+            found = "no check kind" if not kinds else f"{len(kinds)} kinds ({', '.join(kinds)})"
+            words = f"a check has exactly one kind, found {found}; kinds: {', '.join(CHECK_KINDS)}"
+            every = (*CHECK_KINDS, *COMMON_CHECK_OPTIONS, "flags", "case_sensitive", "strip")
+            return [problem_at(words, (), value), *unknown_keys(value, every)], False
+        kind = kinds[0]
+        return unknown_keys(value, (kind, *COMMON_CHECK_OPTIONS, *CHECK_KINDS[kind][1])), True
+
+    def spec(self) -> Check:
+        kind = next(key for key in CHECK_KINDS if key in self.model_fields_set)
+        return Check(
+            kind,
+            getattr(self, kind),
+            self.name if self.name is not None else kind,
+            self.weight,
+            self.case_sensitive,
+            _flag_bits(self.flags),
+            self.strip,
+        )
+
+
+def _judged(turn: Mapping[Any, Any]) -> bool:
+    """Whether a turn is judged (a `judged` that is no true or false counts as true)."""
+    judged = turn.get("judged", True)
+    return judged if isinstance(judged, bool) else True
+
+
+class _Turn(Shape):
+    what = "a turn"
+
+    user: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
+    golden: Annotated[str | None, _text(empty=True)] = None
+    reference: Text = None
+    judged: Flag = True
+    rubric: _RubricEntry | None = None
+    checklist: (
+        Annotated[list[_ChecklistEntry], list_of("a non-empty list of yes/no questions")] | None
+    ) = None
+    checks: Annotated[list[_Check], list_of("a non-empty list of checks")] | None = None
+
+    @classmethod
+    def _whole(cls, value: dict[Any, Any], info: ValidationInfo) -> list[InitErrorDetails]:
+        given = [key for key in ("rubric", "checklist", "checks") if key in value]
+        if _judged(value) and not given:
+            words = (
+                "a judged turn needs a rubric, a checklist or checks (or `judged: false` for a "
+                "turn that is context only)"
+            )
+            return [problem_at(words, (), value)]
+        if not _judged(value) and given:
+            words = (
+                f"this turn is not judged (judged: false) but has {', '.join(given)}; remove "
+                "them or judge the turn"
+            )
+            return [problem_at(words, (), value)]
+        return []
+
+    def spec(self) -> TurnSpec:
+        return TurnSpec(
+            user=self.user,
+            golden=self.golden,
+            reference=self.reference,
+            judged=self.judged,
+            rubric=None if self.rubric is None else Rubric(self.rubric.text, self.rubric.weight),
+            checklist=tuple(
+                ChecklistItem(
+                    item.question, item.weight, "checklist" if item.name is None else item.name
+                )
+                for item in self.checklist or ()
+            ),
+            checks=tuple(check.spec() for check in self.checks or ()),
+        )
+
+
+def _turns_as_a_whole(turns: list[Any], history: str) -> list[InitErrorDetails]:
+    """The problems of a dialogue's turns together, once each turn is a mapping with a user
+    message: one of them must be judged, and with golden history every turn before the last
+    judged one needs a golden answer."""
+    if not all(isinstance(turn, dict) and _is_text(turn.get("user")) for turn in turns):
+        return []
+    judged = [index for index, turn in enumerate(turns) if _judged(turn)]
+    if not judged:
+        words = "no turn is judged; a dialogue needs at least one judged turn"
+        return [problem_at(words, (), turns)]
+    if history != "golden":
+        return []
+    words = "history is golden, so this turn needs a golden answer (later turns are asked after it)"
+    return [
+        problem_at(words, (index,), turn)
+        for index, turn in enumerate(turns[: judged[-1]])
+        if not isinstance(turn.get("golden"), str)
+    ]
+
+
+class _Dialogue(Shape):
+    what = "a dialogue"
+
+    id: Annotated[int | str, PlainValidator(_ident)] = Field(None, validate_default=True)
+    tags: Annotated[list[Tag], list_of("a list of tags", empty=True)] | None = None
+    turns: list[_Turn] = Field(None, validate_default=True)
+
+    @field_validator("turns", mode="wrap")
+    @classmethod
+    def _turns(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        if value is None:
+            fail("missing: every dialogue needs a list of turns")
+        if not isinstance(value, list) or not value:
+            fail("expected a non-empty list of turns")
+        turns, problems = validated(handler, value)
+        problems += _turns_as_a_whole(value, (info.context or {}).get("history", "self"))
+        if problems:
+            raise_problems(problems, "turns")
+        return turns
+
+    def spec(self) -> DialogueSpec:
+        return DialogueSpec(
+            id=self.id,
+            tags=tuple(dict.fromkeys(self.tags or ())),
+            turns=tuple(turn.spec() for turn in self.turns),
+        )
+
+
+def _with_ids(problems: list[InitErrorDetails], dialogues: list[Any]) -> list[InitErrorDetails]:
+    """The dialogues' problems with those of their ids: an id used again (told after the
+    other problems of its dialogue), then ids of two types."""
+    again: dict[int, InitErrorDetails] = {}
+    seen: dict[int | str, int] = {}
+    types: set[type] = set()
+    for index, dialogue in enumerate(dialogues):
+        ident = dialogue.get("id") if isinstance(dialogue, dict) else None
+        if not _ident_ok(ident):
+            continue
+        types.add(type(ident))
+        if ident in seen:
+            words = f"id {ident!r} is used twice (first by dialogues[{seen[ident]}])"
+            again[index] = problem_at(words, (index, "id"), ident)
+        else:
+            seen[ident] = index
+    merged: list[InitErrorDetails] = []
+    told = sorted(again)
+    for found in problems:
+        while told and told[0] < found["loc"][0]:  # type: ignore[operator]
+            merged.append(again[told.pop(0)])
+        merged.append(found)
+    merged += [again[index] for index in told]
+    if len(types) > 1:
+        words = "dialogue ids must be all texts or all whole numbers, not a mix"
+        merged.append(problem_at(words, (), dialogues))
+    return merged
+
+
+class _Benchmark(Shape):
+    what = "a benchmark"
+
+    version: Annotated[int, PlainValidator(_version)] = Field(None, validate_default=True)
+    name: Annotated[str, PlainValidator(_benchmark_name)] = Field(None, validate_default=True)
+    description: Text = None
+    history: Annotated[History, _one_of(("golden", "self")), null_is("self")] = "self"
+    dialogue_score: Annotated[DialogueScore, _one_of(("mean", "min")), null_is("mean")] = "mean"
+    system: Text = None
+    answer: _Answer | None = None
+    dialogues: list[_Dialogue] = Field(None, validate_default=True)
+
+    @field_validator("dialogues", mode="wrap")
+    @classmethod
+    def _dialogues(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if value is None:
+            fail("missing: the benchmark needs a list of dialogues")
+        if not isinstance(value, list) or not value:
+            fail("expected a non-empty list of dialogues")
+        dialogues, problems = validated(handler, value)
+        problems = _with_ids(problems, value)
+        if problems:
+            raise_problems(problems, "dialogues")
+        return dialogues
+
+    def spec(self) -> BenchmarkSpec:
+        answer = self.answer if self.answer is not None else _Answer()
+        return BenchmarkSpec(
+            version=self.version,
+            name=self.name,
+            description=self.description or "",
+            history=self.history,
+            dialogue_score=self.dialogue_score,
+            system=self.system,
+            temperature=answer.temperature,
+            max_new_tokens=answer.max_new_tokens,
+            dialogues=tuple(dialogue.spec() for dialogue in self.dialogues),
+        )
+
+
+def _history(value: Any) -> str:
+    """The history a benchmark's turns are checked against (an invalid one is reported and
+    taken as "self")."""
+    history = value.get("history") if isinstance(value, dict) else None
+    return history if history in ("golden", "self") else "self"
+
+
+def _spec_of(
+    document: Document, errors: ErrorCollector, reserved: Iterable[str] = ()
+) -> BenchmarkSpec | None:
+    """The benchmark `document` defines, or None with each of its problems added to `errors`
+    as `line: place: message`."""
+    context = {"reserved": set(reserved), "history": _history(document.value)}
+    try:
+        return _Benchmark.model_validate(document.value, context=context).spec()
+    except ValidationError as error:
+        report(error, document, errors)
+        return None
 
 
 def load_spec(path: Path, reserved: Iterable[str] = ()) -> BenchmarkSpec:
@@ -588,7 +620,7 @@ def load_spec(path: Path, reserved: Iterable[str] = ()) -> BenchmarkSpec:
     benchmarks')."""
     errors = ErrorCollector(path, limit=50)
     document = load_document(path, errors)
-    spec = _Validator(document, errors, reserved).benchmark() if document is not None else None
+    spec = _spec_of(document, errors, reserved) if document is not None else None
     errors.raise_if_any()
     assert spec is not None
     return spec
