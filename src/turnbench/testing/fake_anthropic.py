@@ -29,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from turnbench.testing.fake_http import FakeHTTPServer
+from turnbench.testing.fake_http import FakeBatchAPI
 
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -58,7 +58,9 @@ def default_reply(body: dict[str, Any]) -> str:
     return f"Claude {digest}: a reply to '{text[:40]}'."
 
 
-class FakeAnthropic(FakeHTTPServer):
+class FakeAnthropic(FakeBatchAPI):
+    batch_prefix = "msgbatch"
+
     def __init__(
         self,
         *,
@@ -73,13 +75,7 @@ class FakeAnthropic(FakeHTTPServer):
         self.reject_temperature = False
         # seconds between the bytes of a Messages reply (a server that trickles its body)
         self.trickle: float | None = None
-        self.fail_ids: set[str] = set()
-        self.drop_ids: set[str] = set()
-        self.expire = False
         self.results_origin: str | None = None  # serve results_url on another origin
-        self.batch_creates = 0
-        self.items_submitted: Counter[str] = Counter()
-        self.batches: dict[str, dict[str, Any]] = {}
         self._cache: set[str] = set()
 
     @property
@@ -87,13 +83,14 @@ class FakeAnthropic(FakeHTTPServer):
         return self.origin
 
     def routes(self) -> list[web.RouteDef]:
+        batch = "/v1/messages/batches/{batch_id}"
         return [
-            web.post("/v1/messages", self._messages),
-            web.post("/v1/messages/batches", self._create_batch),
-            web.get("/v1/messages/batches", self._list_batches),
-            web.get("/v1/messages/batches/{batch_id}", self._get_batch),
-            web.post("/v1/messages/batches/{batch_id}/cancel", self._cancel_batch),
-            web.get("/v1/messages/batches/{batch_id}/results", self._batch_results),
+            self.route("POST", "/v1/messages", self._messages, "messages"),
+            self.route("POST", "/v1/messages/batches", self._create_batch, "batch_create"),
+            self.route("GET", "/v1/messages/batches", self._list_batches, "batch_list"),
+            self.route("GET", batch, self._get_batch, "batch_get"),
+            self.route("POST", f"{batch}/cancel", self._cancel_batch, "batch_cancel"),
+            self.route("GET", f"{batch}/results", self._batch_results, "batch_results"),
         ]
 
     # -- checks shared by every endpoint ---------------------------------------------------
@@ -105,7 +102,7 @@ class FakeAnthropic(FakeHTTPServer):
             return bearer[len("Bearer ") :]
         return request.headers.get("x-api-key")
 
-    def _refused(self, request: web.Request) -> web.Response | None:
+    def refuse(self, request: web.Request) -> web.Response | None:
         if self.api_key is not None and self.key_sent(request) != self.api_key:
             return _error(401, "authentication_error", "invalid x-api-key")
         if not request.headers.get("anthropic-version"):
@@ -185,11 +182,8 @@ class FakeAnthropic(FakeHTTPServer):
         }
 
     # -- Messages API ----------------------------------------------------------------------
-    async def _messages(self, request: web.Request) -> web.Response:
-        body = await self.record(request, "messages")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        body = await self.json_body(request)
         problem = self._invalid(body)
         if problem is not None:
             return _error(400, "invalid_request_error", problem)
@@ -235,11 +229,8 @@ class FakeAnthropic(FakeHTTPServer):
             ),
         }
 
-    async def _create_batch(self, request: web.Request) -> web.Response:
-        body = await self.record(request, "batch_create")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+    async def _create_batch(self, request: web.Request) -> web.StreamResponse:
+        body = await self.json_body(request)
         requests = body.get("requests") if isinstance(body, dict) else None
         if not isinstance(requests, list) or not requests:
             return _error(400, "invalid_request_error", "requests: at least one is required")
@@ -252,42 +243,12 @@ class FakeAnthropic(FakeHTTPServer):
                 return _error(400, "invalid_request_error", f"duplicate custom_id {custom_id}")
             items[custom_id] = entry.get("params") or {}
         with self._lock:
-            self.batch_creates += 1
-            self.items_submitted.update(list(items))
-            batch_id = f"msgbatch_{self.batch_creates:04d}"
-            self.batches[batch_id] = {
-                "id": batch_id,
-                "items": items,
-                "polls": 0,
-                "status": "in_progress",
-                "created_at": time.time(),
-                "ended_at": None,
-                "cancel_at": None,
-                "outcomes": {},
-            }
-        return web.json_response(self._batch_json(self.batches[batch_id]))
+            batch = self.add_batch(items, status="in_progress", ended_at=None, cancel_at=None)
+        return web.json_response(self._batch_json(batch))
 
     async def _list_batches(self, request: web.Request) -> web.Response:
         """Newest first, `limit` and `after_id` as documented."""
-        await self.record(request, "batch_list")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        limit = int(request.query.get("limit", "20"))
-        ordered = sorted(self.batches.values(), key=lambda b: b["id"], reverse=True)
-        after = request.query.get("after_id")
-        if after:
-            ids = [b["id"] for b in ordered]
-            ordered = ordered[ids.index(after) + 1 :] if after in ids else []
-        page = ordered[:limit]
-        return web.json_response(
-            {
-                "data": [self._batch_json(b) for b in page],
-                "has_more": len(ordered) > limit,
-                "first_id": page[0]["id"] if page else None,
-                "last_id": page[-1]["id"] if page else None,
-            }
-        )
+        return web.json_response(self.page(request, "after_id"))
 
     def _finish(self, batch: dict[str, Any], *, canceled: bool) -> None:
         for custom_id, params in batch["items"].items():
@@ -306,13 +267,7 @@ class FakeAnthropic(FakeHTTPServer):
         batch["ended_at"] = time.time()
 
     async def _get_batch(self, request: web.Request) -> web.Response:
-        await self.record(request, "batch_get")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return _error(404, "not_found_error", "batch not found")
+        batch = self.batch_of(request, _error(404, "not_found_error", "batch not found"))
         with self._lock:
             batch["polls"] += 1
             if batch["status"] == "canceling":
@@ -322,27 +277,18 @@ class FakeAnthropic(FakeHTTPServer):
         return web.json_response(self._batch_json(batch))
 
     async def _cancel_batch(self, request: web.Request) -> web.Response:
-        await self.record(request, "batch_cancel")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return _error(404, "not_found_error", "batch not found")
+        batch = self.batch_of(request, _error(404, "not_found_error", "batch not found"))
         with self._lock:
             if batch["status"] == "in_progress":
                 batch["status"] = "canceling"
                 batch["cancel_at"] = time.time()
         return web.json_response(self._batch_json(batch))
 
-    async def _batch_results(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request, "batch_results")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None or batch["ended_at"] is None:
-            return _error(404, "not_found_error", "results not available")
+    async def _batch_results(self, request: web.Request) -> web.Response:
+        missing = _error(404, "not_found_error", "results not available")
+        batch = self.batch_of(request, missing)
+        if batch["ended_at"] is None:
+            return missing
         lines = []
         for custom_id, outcome in batch["outcomes"].items():
             params = batch["items"][custom_id]

@@ -9,8 +9,6 @@ chat.completion whose usage reports cached prompt tokens.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from turnbench.testing.fake_batch import chat_completion
@@ -39,18 +37,19 @@ class FakeAzureOpenAI(FakeHTTPServer):
         return self.origin
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.post("/openai/deployments/{deployment}/chat/completions", self._chat)]
+        path = "/openai/deployments/{deployment}/chat/completions"
+        return [self.route("POST", path, self._chat, "chat")]
 
-    async def _chat(self, request: web.Request) -> web.Response:
-        body: Any = await self.record(request, "chat")
+    def refuse(self, request: web.Request) -> web.Response | None:
         version = request.query.get("api-version")
         if not version or (self.api_versions is not None and version not in self.api_versions):
             return _error(404, "404", "Resource not found")
         if request.headers.get("api-key") != self.api_key:
             return _error(401, "401", "Access denied due to invalid subscription key.")
-        scripted = self.scripted(request)
-        if scripted is not None:
-            return scripted
+        return self.scripted(request)
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await self.json_body(request)
         deployment = request.match_info["deployment"]
         if deployment not in self.deployments:
             return _error(404, "DeploymentNotFound", "The API deployment does not exist.")

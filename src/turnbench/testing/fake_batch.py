@@ -27,7 +27,8 @@ from typing import Any
 
 from aiohttp import web
 
-from turnbench.testing.fake_http import FakeHTTPServer
+from turnbench.testing.fake_http import FakeBatchAPI
+from turnbench.testing.fake_server import choice_body, completion_body
 
 STATES = ("validating", "in_progress", "finalizing", "completed")
 
@@ -48,11 +49,7 @@ def chat_completion(
     last = messages[-1].get("content", "") if messages else ""
     reply = content if content is not None else f"Batch answer {digest} to '{str(last)[:30]}'."
     prompt = max(1, len(text) // 4)
-    choice: dict[str, Any] = {
-        "index": 0,
-        "message": {"role": "assistant", "content": reply},
-        "finish_reason": "stop",
-    }
+    choice = choice_body(reply)
     if body.get("logprobs"):
         top = int(body.get("top_logprobs") or 0)
         choice["logprobs"] = {
@@ -68,23 +65,18 @@ def chat_completion(
                 }
             ]
         }
-    return {
-        "id": f"chatcmpl-{request_id}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": f"{body.get('model')}-2024-07-18",
-        "system_fingerprint": "fp_fake",
-        "choices": [choice],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": max(1, len(reply) // 4),
-            "total_tokens": prompt + max(1, len(reply) // 4),
-            "prompt_tokens_details": {"cached_tokens": prompt // 2},
-        },
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": max(1, len(reply) // 4),
+        "total_tokens": prompt + max(1, len(reply) // 4),
+        "prompt_tokens_details": {"cached_tokens": prompt // 2},
     }
+    return completion_body(request_id, f"{body.get('model')}-2024-07-18", [choice], usage)
 
 
-class FakeOpenAIBatch(FakeHTTPServer):
+class FakeOpenAIBatch(FakeBatchAPI):
+    batch_prefix = "batch"
+
     def __init__(
         self,
         *,
@@ -99,15 +91,9 @@ class FakeOpenAIBatch(FakeHTTPServer):
         # live POST /v1/chat/completions this fake serves for requests sent outside batches
         self.responder = responder
         self.live_requests = 0
-        self.fail_ids: set[str] = set()
-        self.drop_ids: set[str] = set()
-        self.expire = False
         self.ambiguous_creates = 0
-        self.batch_creates = 0
         self.uploads = 0
-        self.items_submitted: Counter[str] = Counter()
         self.files: dict[str, dict[str, Any]] = {}
-        self.batches: dict[str, dict[str, Any]] = {}
 
     @property
     def base_url(self) -> str:
@@ -115,24 +101,21 @@ class FakeOpenAIBatch(FakeHTTPServer):
 
     def routes(self) -> list[web.RouteDef]:
         return [
-            web.post("/v1/files", self._upload),
-            web.get("/v1/files/{file_id}/content", self._content),
-            web.post("/v1/batches", self._create),
-            web.get("/v1/batches", self._list),
-            web.get("/v1/batches/{batch_id}", self._get),
-            web.post("/v1/batches/{batch_id}/cancel", self._cancel),
-            web.post("/v1/chat/completions", self._chat),
-            web.get("/v1/models", self._models),
+            self.route("POST", "/v1/files", self._upload, "file_upload"),
+            self.route("GET", "/v1/files/{file_id}/content", self._content, "file_content"),
+            self.route("POST", "/v1/batches", self._create, "batch_create"),
+            self.route("GET", "/v1/batches", self._list, "batch_list"),
+            self.route("GET", "/v1/batches/{batch_id}", self._get, "batch_get"),
+            self.route("POST", "/v1/batches/{batch_id}/cancel", self._cancel, "batch_cancel"),
+            self.route("POST", "/v1/chat/completions", self._chat, "chat"),
+            self.route("GET", "/v1/models", self._models, None),  # neither counted nor recorded
         ]
 
     def _reply_text(self, body: dict[str, Any]) -> str | None:
         return self.responder(body) if self.responder is not None else None
 
     async def _chat(self, request: web.Request) -> web.Response:
-        body = await self.record(request, "chat")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        body = await self.json_body(request)
         with self._lock:
             self.live_requests += 1
             request_id = f"live_{self.live_requests}"
@@ -141,12 +124,9 @@ class FakeOpenAIBatch(FakeHTTPServer):
         )
 
     async def _models(self, request: web.Request) -> web.Response:
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
         return web.json_response({"object": "list", "data": []})
 
-    def _refused(self, request: web.Request) -> web.Response | None:
+    def refuse(self, request: web.Request) -> web.Response | None:
         expected = f"Bearer {self.api_key}"
         if self.api_key is not None and request.headers.get("Authorization") != expected:
             return _error(401, "Incorrect API key provided.", "invalid_api_key")
@@ -167,10 +147,6 @@ class FakeOpenAIBatch(FakeHTTPServer):
         return record
 
     async def _upload(self, request: web.Request) -> web.Response:
-        await self.record(request, "file_upload")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
         form = await request.post()
         purpose = form.get("purpose")
         upload = form.get("file")
@@ -183,10 +159,6 @@ class FakeOpenAIBatch(FakeHTTPServer):
         return web.json_response(record)
 
     async def _content(self, request: web.Request) -> web.Response:
-        await self.record(request, "file_content")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
         stored = self.files.get(request.match_info["file_id"])
         if stored is None:
             return _error(404, "No such File object")
@@ -247,10 +219,7 @@ class FakeOpenAIBatch(FakeHTTPServer):
         }
 
     async def _create(self, request: web.Request) -> web.Response:
-        body = await self.record(request, "batch_create")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        body = await self.json_body(request)
         if not isinstance(body, dict) or body.get("completion_window") != "24h":
             return _error(400, "completion_window must be '24h'")
         stored = self.files.get(str(body.get("input_file_id")))
@@ -259,21 +228,14 @@ class FakeOpenAIBatch(FakeHTTPServer):
         endpoint = body.get("endpoint")
         items, errors = self._validate(stored["content"], str(endpoint))
         with self._lock:
-            self.batch_creates += 1
-            self.items_submitted.update(list(items))
-            batch_id = f"batch_{self.batch_creates:04d}"
-            self.batches[batch_id] = {
-                "id": batch_id,
-                "endpoint": endpoint,
-                "input_file_id": body["input_file_id"],
-                "metadata": body.get("metadata"),
-                "items": items,
-                "errors": errors,
-                "status": "failed" if errors else "validating",
-                "polls": 0,
-                "created_at": time.time(),
-                "outcomes": {},
-            }
+            batch = self.add_batch(
+                items,
+                endpoint=endpoint,
+                input_file_id=body["input_file_id"],
+                metadata=body.get("metadata"),
+                errors=errors,
+                status="failed" if errors else "validating",
+            )
             lost = self.ambiguous_creates > 0
             if lost:
                 self.ambiguous_creates -= 1
@@ -281,29 +243,10 @@ class FakeOpenAIBatch(FakeHTTPServer):
             return _error(
                 500, "The server had an error while processing your request.", "server_error"
             )
-        return web.json_response(self._batch_json(self.batches[batch_id]))
+        return web.json_response(self._batch_json(batch))
 
     async def _list(self, request: web.Request) -> web.Response:
-        await self.record(request, "batch_list")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        limit = int(request.query.get("limit", "20"))
-        after = request.query.get("after")
-        ordered = sorted(self.batches.values(), key=lambda b: b["id"], reverse=True)
-        if after:
-            ids = [b["id"] for b in ordered]
-            ordered = ordered[ids.index(after) + 1 :] if after in ids else []
-        page = ordered[:limit]
-        return web.json_response(
-            {
-                "object": "list",
-                "data": [self._batch_json(b) for b in page],
-                "first_id": page[0]["id"] if page else None,
-                "last_id": page[-1]["id"] if page else None,
-                "has_more": len(ordered) > limit,
-            }
-        )
+        return web.json_response({"object": "list", **self.page(request, "after")})
 
     def _finish(self, batch: dict[str, Any], status: str) -> None:
         output, errors = [], []
@@ -358,13 +301,7 @@ class FakeOpenAIBatch(FakeHTTPServer):
         batch["status"] = status
 
     async def _get(self, request: web.Request) -> web.Response:
-        await self.record(request, "batch_get")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return _error(404, "No such Batch object")
+        batch = self.batch_of(request, _error(404, "No such Batch object"))
         with self._lock:
             if batch["status"] == "cancelling":
                 self._finish(batch, "cancelled")
@@ -378,13 +315,7 @@ class FakeOpenAIBatch(FakeHTTPServer):
         return web.json_response(self._batch_json(batch))
 
     async def _cancel(self, request: web.Request) -> web.Response:
-        await self.record(request, "batch_cancel")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return _error(404, "No such Batch object")
+        batch = self.batch_of(request, _error(404, "No such Batch object"))
         with self._lock:
             if batch["status"] in STATES[:-1]:
                 batch["status"] = "cancelling"

@@ -9,8 +9,11 @@ the wrong type, negative or absurd, null content, a missing message, the caller'
 back). It can enforce a rate limit (R requests per second, 429 beyond it), serve or refuse
 GET /v1/models, and returns OpenAI-format logprobs when a request asks for them. It also
 serves static files (for data-download tests) and reports what it received on GET /stats.
-Run it in a thread (`FakeServer(...).start()`) or as a process:
-`python -m turnbench.testing.fake_server --port-file F --latency 0.05`.
+Run it in a thread (`FakeServer(...).start()`, the lifecycle every fake shares, from
+fake_base) or as a process: `python -m turnbench.testing.fake_server --port-file F
+--latency 0.05`. It parses HTTP itself on a bare asyncio stream server rather than through
+aiohttp like the provider fakes: benchmarks measure the client against it, and faults such
+as a reset or a truncated body need the raw connection.
 """
 
 from __future__ import annotations
@@ -25,13 +28,14 @@ import random
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from turnbench.testing.fake_base import ThreadedServer
 
 FAULTS = (
     "429",
@@ -98,6 +102,40 @@ def default_content(request: dict[str, Any]) -> str:
     return f"Answer {digest % 100000}: a reply to '{str(last_user)[:40]}'."
 
 
+def choice_body(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
+    """One `choices` entry of an OpenAI chat.completion: the assistant's message."""
+    return {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": finish_reason,
+    }
+
+
+def completion_body(
+    request_id: str,
+    model: Any,
+    choices: list[dict[str, Any]],
+    usage: Any,
+    *,
+    fingerprint: str | None = "fp_fake",
+) -> dict[str, Any]:
+    """An OpenAI chat.completion object, the reply every fake that speaks OpenAI sends (this
+    server, and fake_batch's for live requests, batch items and Azure); `fingerprint` None
+    leaves out `system_fingerprint`."""
+    body = {
+        "id": f"chatcmpl-{request_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": fingerprint,
+        "choices": choices,
+        "usage": usage,
+    }
+    if fingerprint is None:
+        del body["system_fingerprint"]
+    return body
+
+
 def _alternatives(token: str) -> list[str]:
     if token.isdigit():
         value = int(token)
@@ -153,7 +191,7 @@ class RateLimiter:
         return False, (1.0 - self.tokens) / self.rate
 
 
-class FakeServer:
+class FakeServer(ThreadedServer):
     def __init__(
         self,
         *,
@@ -174,6 +212,7 @@ class FakeServer:
         ratelimit_headers: bool = False,
         fixed_reply: str | None = None,
     ) -> None:
+        super().__init__()
         self.latency = latency
         self.fault_rate = fault_rate
         self.faults = faults
@@ -191,60 +230,30 @@ class FakeServer:
         self.reported_model: str | None = None  # set: every reply names this model
         self._fixed_payload: bytes | None = None
         self._random = random.Random(seed)
-        self.requests: list[dict[str, Any]] = []
+        # self.requests: the JSON body of each chat request ({} with record_bodies=False)
         self.headers_seen: list[dict[str, str]] = []
         self.models_headers_seen: list[dict[str, str]] = []  # of GET /v1/models
-        self.counts: Counter[str] = Counter()
+        # self.counts: "200", "429", "hang", ... per outcome; "file", "models" per GET
         self.outcomes: list[str] = []  # per received request: "200", "429", "hang", ...
         self.usage: dict[str, Counter[str]] = {}  # model -> tokens reported in full replies
-        self.port: int | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.base_events.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._lock = threading.Lock()
+        self._server: asyncio.Server | None = None
 
-    # -- lifecycle -------------------------------------------------------------------------
+    # -- lifecycle: a bare stream server, the lightest request path for benchmarks ----------
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.origin}/v1"
 
-    async def serve(self, port: int = 0) -> None:
-        self._loop = asyncio.get_running_loop()
+    async def listen(self, port: int) -> int:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", port, backlog=512)
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with self._server:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._server.serve_forever()
+        return int(self._server.sockets[0].getsockname()[1])
 
-    def start(self, port: int = 0) -> FakeServer:
-        """Serve in a thread; `port` 0 picks a free one (give the old port to restart)."""
-        self._ready.clear()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve(port)), daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fake server did not start")
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._server is not None:
-            self._loop.call_soon_threadsafe(self._shutdown)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def _shutdown(self) -> None:
+    async def close(self) -> None:
         """Close the listener and cancel open connections (hung ones included)."""
         assert self._server is not None
         self._server.close()
         for task in asyncio.all_tasks():
-            task.cancel()
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+            if task is not asyncio.current_task():
+                task.cancel()
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
@@ -290,8 +299,7 @@ class FakeServer:
         if method == "GET" and path == "/stats":
             return await self._send(writer, 200, json.dumps(self.stats()).encode())
         if method == "GET" and path in self.files:
-            with self._lock:
-                self.counts["file"] += 1
+            self.count("file")
             return await self._send(
                 writer, 200, self.files[path], content_type="application/octet-stream"
             )
@@ -399,22 +407,11 @@ class FakeServer:
     async def _fixed(self, writer: asyncio.StreamWriter) -> bool:
         """The precomputed reply of --fixed-reply: no parsing, no hashing (benchmarks)."""
         if self._fixed_payload is None:
-            self._fixed_payload = json.dumps(
-                {
-                    "id": "chatcmpl-fixed",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": "fake",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": self.fixed_reply},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-                }
-            ).encode()
+            usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+            choices = [choice_body(self.fixed_reply)]
+            # no fingerprint: the records benchmarks write stay as small as they were
+            fixed = completion_body("fixed", "fake", choices, usage, fingerprint=None)
+            self._fixed_payload = json.dumps(fixed).encode()
         if self.latency:
             await asyncio.sleep(self.latency)
         with self._lock:
@@ -492,27 +489,16 @@ class FakeServer:
                 or {"error": {"message": f"injected {reply.status}", "type": "server_error"}}
             ).encode()
             return await self._send(writer, reply.status, payload, extra=reply.headers)
-        completion = {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.reported_model or request.get("model", "fake"),
-            "system_fingerprint": "fp_fake",
-            "choices": []
-            if reply.action == "empty-choices"
-            else [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": reply.finish_reason,
-                }
-            ],
-            "usage": {
+        completion = completion_body(
+            str(len(self.requests)),
+            self.reported_model or request.get("model", "fake"),
+            [] if reply.action == "empty-choices" else [choice_body(content, reply.finish_reason)],
+            {
                 "prompt_tokens": _approx_tokens(request),
                 "completion_tokens": max(1, len(reply.content) // 4),
                 "total_tokens": 0,
             },
-        }
+        )
         choice = completion["choices"][0] if completion["choices"] else {}
         if reply.action == "missing-message":
             choice.pop("message", None)
@@ -632,6 +618,8 @@ def main() -> None:
     async def run() -> None:
         task = asyncio.create_task(server.serve(args.port))
         while server.port is None:
+            if task.done():  # the listen failed (the port is taken): end with its error
+                await task
             await asyncio.sleep(0.01)
         if args.port_file:
             tmp = args.port_file.with_suffix(".tmp")
