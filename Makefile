@@ -8,6 +8,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export TURNBENCH_DATA_DIR ?= $(abspath ../shared/data)
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+# mkdocs-material prints a banner about MkDocs 2.0 on every build; the site pins mkdocs<2
+export NO_MKDOCS_2_WARNING ?= 1
 
 .PHONY: demo test check docs lint bench clean
 

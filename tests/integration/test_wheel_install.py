@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -52,8 +53,17 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
+    """`python -m build` on a clean copy of what the build reads. In the clone itself a
+    `src/turnbench.egg-info` left by an editable install or an earlier build keeps a list of
+    files (SOURCES.txt) that setuptools ships again, so a data file dropped from
+    `[tool.setuptools.package-data]` would still be in the wheel."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):  # `readme =` names the README
+        shutil.copy2(REPO / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(PACKAGE, source / "src" / "turnbench", ignore=ignore)
     out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)])
+    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)])
     return out
 
 
@@ -89,21 +99,29 @@ def venv(dist, tmp_path_factory) -> Path:
     """A fresh venv holding the wheel alone, its dependencies reachable from ours."""
     (wheel,) = dist.glob("turnbench-*.whl")
     where = tmp_path_factory.mktemp("fresh") / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", str(where)])
+    # without our PYTHONPATH: pip would find the source tree's turnbench "already installed"
+    clean = without_python_path(dict(os.environ))
+    run([sys.executable, "-m", "venv", "--without-pip", str(where)], env=clean)
     python = where / "bin" / "python"
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--no-deps", "--no-index", "--disable-pip-version-check", str(wheel)])  # fmt: skip
-    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    run([*pip, "install", "--quiet", "--no-deps", "--no-index", str(wheel)], env=clean)
+    site = run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        env=clean,
+    )
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site.stdout.strip(), "shared-dependencies.pth").write_text("\n".join(sorted(ours)))
     return where
 
 
-def fresh_env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
-    env = cli_env(data_dir, tmp_path)
+def without_python_path(env: dict[str, str]) -> dict[str, str]:
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
         env.pop(name, None)
     return env
+
+
+def fresh_env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
+    return without_python_path(cli_env(data_dir, tmp_path))
 
 
 def test_the_installed_wheel_runs_outside_the_clone(venv, data_dir, tmp_path):
