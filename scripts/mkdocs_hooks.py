@@ -289,7 +289,7 @@ def benchmark_options() -> str:
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
-    "results-schema": lambda: schema_reference(ROOT / "docs" / "results.schema.json"),
-    "audit-schema": lambda: schema_reference(ROOT / "docs" / "audit.schema.json"),
+    "results-schema": lambda: schema_reference(ROOT / "docs" / "results.schema.json", level=3),
+    "audit-schema": lambda: schema_reference(ROOT / "docs" / "audit.schema.json", level=3),
     "benchmark-options": benchmark_options,
 }
