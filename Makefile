@@ -1,13 +1,17 @@
 # The two set-up commands of the README:
 #   make demo   installs turnbench with the embedded model and runs the demo
 #   make test   installs the test dependencies and runs the whole test suite
+# Beside them: make check (lint, import contracts, unit tests: the fast feedback),
+# make docs (serves the documentation site on http://127.0.0.1:8000).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export TURNBENCH_DATA_DIR ?= $(abspath ../shared/data)
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+# mkdocs-material prints a banner about MkDocs 2.0 on every build; the site pins mkdocs<2
+export NO_MKDOCS_2_WARNING ?= 1
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test check docs lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +21,7 @@ $(BIN)/python:
 # then turnbench, which finds it already installed. See docs/embedded-model.md.
 $(VENV)/.installed: pyproject.toml scripts/install-llama-cpp.sh src/turnbench/backends/llama_build.py | $(BIN)/python
 	bash scripts/install-llama-cpp.sh $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[local,test]'
+	$(BIN)/python -m pip install --quiet -e '.[local,test,docs]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -26,17 +30,26 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python src/turnbench/backends/llama_build.py check
 	bash scripts/ensure-chromium.sh
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -q
 
-lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests benchmarks
+check: $(VENV)/.installed
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/python -m pytest -q tests/unit
+
+docs: $(VENV)/.installed
+	$(BIN)/mkdocs serve
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff format --check src tests benchmarks scripts
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/harness_overhead.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build dist site *.egg-info src/*.egg-info

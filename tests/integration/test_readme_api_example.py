@@ -1,5 +1,6 @@
-"""The README's Python API example runs as written: the embedded model answers and judges
-one MT-Bench question per category, in a child process, as a user would paste it."""
+"""The documentation's Python API example (docs/api.md, linked from the README) runs as
+written: the embedded model answers and judges one MT-Bench question per category, in a
+child process, as a user would paste it."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.integration
 
 JUDGED = 16  # limit=1: one question per category (8), two turns each
+API_PAGE = REPO / "docs" / "api.md"
 
 
-def readme_api_example() -> str:
-    readme = (REPO / "README.md").read_text("utf-8")
-    heading = re.search(r"^## Python API[ \t]*$", readme, re.MULTILINE)
-    assert heading, "README.md has no '## Python API' section"
-    block = re.search(r"^```python\n(.*?)^```", readme[heading.end() :], re.MULTILINE | re.DOTALL)
-    assert block, "no ```python block after '## Python API' in README.md"
+def api_example() -> str:
+    page = API_PAGE.read_text("utf-8")
+    heading = re.search(r"^## Example[ \t]*$", page, re.MULTILINE)
+    assert heading, "docs/api.md has no '## Example' section"
+    block = re.search(r"^```python\n(.*?)^```", page[heading.end() :], re.MULTILINE | re.DOTALL)
+    assert block, "no ```python block after '## Example' in docs/api.md"
     return block.group(1)
 
 
-def test_the_readme_python_api_example_runs_as_written(env, tmp_path):
-    code = readme_api_example()
+def test_the_documented_python_api_example_runs_as_written(env, tmp_path):
+    code = api_example()
     assert "evaluate(" in code and "runs/api-example" in code
     script = tmp_path / "example.py"
     script.write_text(code, "utf-8")
