@@ -18,7 +18,10 @@ from turnbench.types import Message, SampleId
 
 VerdictKind = Literal["rating", "verdict", "checklist"]
 
-History = Literal["golden", "self"]
+#: "golden": earlier turns carry the dataset's answers; "self": the model's own; "simulated":
+#: the model's own, and each user turn is made at run time (`UserTurn`) from the conversation
+#: so far (a template or a user model), then logged before the model answers it
+History = Literal["golden", "self", "simulated"]
 Pair = tuple[str, str]  # (user message, assistant answer) of an earlier turn
 
 
@@ -61,6 +64,19 @@ class JudgeTask:
     #: checklist item weights (equal without them): the judgment's score is the weighted
     #: share of items met
     weights: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """A user turn made at run time (`history = "simulated"`): its text, the shards of the
+    sample it revealed (1-based, for sharded instructions), and who wrote it ("template":
+    the benchmark's own wording; "user-model": the simulated user)."""
+
+    text: str
+    revealed: tuple[int, ...] = ()
+    origin: Literal["template", "user-model"] = "template"
+    #: what the log keeps beside it (the conversation's seed and simulation index)
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

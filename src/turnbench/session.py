@@ -163,6 +163,17 @@ class Session:
         )
         return build_judges(options.judge, choices)
 
+    def _judges(self, cls: type[Benchmark]) -> list[JudgeConfig]:
+        """The run's judges; none for a benchmark scored without one (a --judge given for
+        it is left out, with a warning: nothing would ask it)."""
+        if cls.needs_judge:
+            if not self.options.judge:
+                raise UserError("--judge is required")
+            return self.judge_configs(cls)
+        if self.options.judge:
+            self.warn(f"{cls.name} is scored without a judge: --judge is not used")
+        return []
+
     def _model_config(self, spec: ModelSpec, cls: type[Benchmark]) -> ModelConfig:
         """The model under test of a `run`; without --max-new-tokens the benchmark's answer
         token limit."""
@@ -194,8 +205,6 @@ class Session:
         options = self.options
         check_extra_fields(options.model_extra, "--model-extra")
         check_extra_fields(options.judge_extra, "--judge-extra")
-        if not options.judge:
-            raise UserError("--judge is required")
         model_spec = None
         if self.mode == "run":
             if options.model is None:
@@ -205,7 +214,7 @@ class Session:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
         model = None if model_spec is None else self._model_config(model_spec, cls)
-        judges = self.judge_configs(cls)
+        judges = self._judges(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
         files = cls.locate_files(locator)
         answer_sampling = model.sampling if model is not None else None
@@ -388,8 +397,10 @@ class Session:
                 self._record_config(log, prepared.config, started)
                 queues.update(self._batch_queues(log, prepared))
                 planned = prepared.work.planned_keys()
-                first = judges[0]
-                stages: dict[str, Any] = {"judgments": queues.get(first.id, first.backend)}
+                stages: dict[str, Any] = {}
+                if judges:
+                    first = judges[0]
+                    stages["judgments"] = queues.get(first.id, first.backend)
                 if model_backend is not None:
                     stages["answers"] = queues.get("model", model_backend)
                 progress = self._progress or (

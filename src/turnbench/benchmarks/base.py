@@ -41,6 +41,7 @@ from turnbench.samples import JudgeTask as JudgeTask
 from turnbench.samples import Pair as Pair
 from turnbench.samples import Sample as Sample
 from turnbench.samples import Turn as Turn
+from turnbench.samples import UserTurn as UserTurn
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import Message, RequestParams, SamplingConfig
 
@@ -242,6 +243,9 @@ class Benchmark(ABC):
     #: what `--benchmark` must name to find this class again (a benchmark file's or data
     #: folder's absolute path); recorded as the run's `benchmark_ref`
     source_ref: ClassVar[str | None] = None
+    #: whether its turns get judge requests at all: False for a benchmark scored from the
+    #: answers alone (BLEU), whose runs need no --judge
+    needs_judge: ClassVar[bool] = True
     #: the files of this benchmark's data in a folder of the user's own (its first entry's
     #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
     folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
@@ -306,6 +310,13 @@ class Benchmark(ABC):
             messages.append({"role": "assistant", "content": answer})
         messages.append({"role": "user", "content": sample.turns[turn - 1].user})
         return messages
+
+    def user_turn(self, sample: Sample, turn: int, earlier: Sequence[Pair]) -> UserTurn | None:
+        """With `history = "simulated"`: the user's message of `turn`, made now from the
+        conversation so far (`earlier`: each earlier user turn with the model's answer), or
+        None when the conversation has ended. The engine logs it before the model is asked,
+        and asks this only for a turn the log does not hold yet."""
+        raise NotImplementedError(f"{type(self).__name__} has no simulated user turns")
 
     # -- judging ---------------------------------------------------------------------------
     @abstractmethod

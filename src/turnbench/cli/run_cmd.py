@@ -163,9 +163,12 @@ def run(ctx: typer.Context, params: dict[str, Any]) -> None:
             f"Run directory: {shown(params['out'])}",
             markup=True,
         )
+    named = named_class(params.get("benchmark") or "")
+    judged = named is None or named.needs_judge  # (one scored without a judge needs none)
     missing = [
         flag
-        for flag, value in (("--model", params.get("model")), ("--judge", params.get("judge")),
+        for flag, value in (("--model", params.get("model")),
+                            ("--judge", params.get("judge") if judged else True),
                             ("--out", params.get("out")))
         if not value
     ]  # fmt: skip

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from turnbench.engine.costs import CHARS_PER_TOKEN
@@ -27,14 +27,14 @@ from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.runner import RunContext
 from turnbench.errors import UserError
-from turnbench.journal.logindex import AnswerDone
+from turnbench.journal.logindex import AnswerDone, UserTurnDone
 from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
-from turnbench.record_keys import answer_key, game_key, judgment_key
+from turnbench.record_keys import answer_key, game_key, judgment_key, user_turn_key
 from turnbench.samples import AnswerSet, Pair, Sample
-from turnbench.types import AnswerRecord
+from turnbench.types import AnswerRecord, UserTurnRecord
 
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]
@@ -60,6 +60,17 @@ def cut_off(record: AnswerRecord | AnswerDone) -> bool:
     if isinstance(record, AnswerDone):
         return record.unclosed_think
     return bool(record.meta.get(UNCLOSED_THINK))
+
+
+def with_user_turns(sample: Sample, texts: Sequence[str]) -> Sample:
+    """`sample` as a simulated conversation has it so far: its first turns carry the user
+    messages made at run time (`texts`), so the benchmark's request and judge prompts read
+    them where they read any user turn."""
+    turns = tuple(
+        replace(spec, user=texts[number]) if number < len(texts) else spec
+        for number, spec in enumerate(sample.turns)
+    )
+    return replace(sample, turns=turns)
 
 
 async def _together(steps: list[Coroutine[Any, Any, Any]]) -> None:
@@ -176,7 +187,7 @@ class Work:
     def answered_turns(self, sample: Sample) -> list[int]:
         """Turns the model is asked in a `run`: all asked turns with self history (later
         turns need them), only the judged ones with golden history."""
-        if self.benchmark.history == "self":
+        if self.benchmark.history in ("self", "simulated"):
             return sample.asked_turns()
         return sample.judged_turns()
 
@@ -361,6 +372,10 @@ class Work:
             if answered is not None and not self._judged(ctx, judges, model, sample, turn):
                 await self._judge_answer(ctx, judges, model, sample, turn, *answered)
 
+        if self.benchmark.history == "simulated":
+            return [
+                lambda s=s: self._simulated(ctx, judges, model, s) for s in self.benchmark.samples
+            ]
         if self.benchmark.history == "self":
             return [lambda s=s: in_order(s) for s in self.benchmark.samples]
         return [
@@ -368,6 +383,66 @@ class Work:
             for s in self.benchmark.samples
             for t in s.judged_turns()
         ]
+
+    async def _user_turn(
+        self, ctx: RunContext, model: str, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurnDone | UserTurnRecord | None:
+        """The user's message of one turn of a simulated conversation: the logged one, else
+        made now from the conversation so far and logged at once; None: the conversation
+        has ended."""
+        key = user_turn_key(model, sample.id, turn)
+        logged = ctx.logged_user_turn(key)
+        if logged is not None:
+            return logged
+        made = self.benchmark.user_turn(sample, turn, earlier)
+        if made is None:
+            return None
+        return ctx.record_user_turn(key=key, model=model, sample=sample, turn=turn, made=made)
+
+    async def _simulated(
+        self, ctx: RunContext, judges: Sequence[Judge], model: str, sample: Sample
+    ) -> None:
+        """One simulated conversation: each user turn is made from what happened so far,
+        logged, then answered by the model (its own earlier answers in the request), and
+        every judged answer is judged while the conversation goes on. A resume reads the
+        logged turns back and pays only for what the log does not hold."""
+        benchmark = self.benchmark
+        pairs: list[Pair] = []
+        texts: list[str] = []
+        judging: list[asyncio.Task[None]] = []
+        judged = set(sample.judged_turns())
+        try:
+            for turn in sample.asked_turns():
+                user = await self._user_turn(ctx, model, sample, turn, pairs)
+                if user is None:
+                    break
+                texts.append(user.text)
+                live = with_user_turns(sample, texts)
+                record = await ctx.answer(
+                    key=answer_key(model, sample.id, turn),
+                    model=model,
+                    sample=live,
+                    turn=turn,
+                    messages=benchmark.answer_messages(live, turn, pairs),
+                    params=benchmark.answer_params(sample),
+                )
+                if record is None:  # never send a failed answer onward
+                    break
+                earlier = list(pairs)
+                pairs.append((user.text, record.text))
+                if turn in judged and not self._judged(ctx, judges, model, sample, turn):
+                    cut = cut_off(record)
+                    judging.append(
+                        asyncio.create_task(
+                            self._judge_answer(
+                                ctx, judges, model, live, turn, earlier, record.text, cut
+                            )
+                        )
+                    )
+            await asyncio.gather(*judging)
+        finally:
+            for task in judging:
+                task.cancel()
 
     def _import(
         self, ctx: RunContext, answer_set: AnswerSet, sample: Sample, cut: set[int]

@@ -28,7 +28,7 @@ from turnbench.errors import (
     FatalBackendError,
     RequestFailedError,
 )
-from turnbench.journal.logindex import AnswerDone, JudgmentDone
+from turnbench.journal.logindex import AnswerDone, JudgmentDone, UserTurnDone
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.types import (
@@ -40,6 +40,7 @@ from turnbench.types import (
     Message,
     RequestParams,
     Usage,
+    UserTurnRecord,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
-    from turnbench.samples import JudgeTask, Sample
+    from turnbench.samples import JudgeTask, Sample, UserTurn
 
 #: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
 #: request again (a reference implementation's retry), not by a re-ask text
@@ -333,6 +334,32 @@ class RunContext:
             tokens = self._budget_tokens(self.model_backend.spec, [(_chars(messages), completion)])
         self._commit(record, tokens)
         self.progress.advance("answers")
+        return record
+
+    # -- user turns (simulated conversations) ----------------------------------------------
+    def logged_user_turn(self, key: str) -> UserTurnDone | None:
+        """The user turn the log holds under `key` (a resumed conversation goes on with the
+        same words), or None."""
+        cached = self.done.get(key)
+        return cached if isinstance(cached, UserTurnDone) else None
+
+    def record_user_turn(
+        self, *, key: str, model: str, sample: Sample, turn: int, made: UserTurn
+    ) -> UserTurnRecord:
+        """Log a user turn made by the benchmark's own template the moment it exists, before
+        the model is asked to answer it."""
+        record = UserTurnRecord(
+            key=key,
+            model=model,
+            sample_id=sample.id,
+            turn=turn,
+            group=sample.group,
+            origin=made.origin,
+            text=made.text,
+            revealed=list(made.revealed),
+            meta=dict(made.meta),
+        )
+        self.log.append(record)
         return record
 
     def import_answer(

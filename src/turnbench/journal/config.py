@@ -31,7 +31,8 @@ class RunConfig(BaseModel):
     judging: Literal["single", "pairwise", "pairwise-all"] = "single"
     model: str | None = None  # spec of the model under test (run mode)
     models: list[str] = Field(default_factory=list)  # model names judged (judge mode)
-    judges: list[JudgeSettings] = Field(min_length=1)
+    #: empty for a benchmark scored without a judge (`Benchmark.needs_judge`)
+    judges: list[JudgeSettings] = Field(default_factory=list)
     answer_sampling: SamplingConfig | None = None
     strip_think: bool = True  # <think> blocks removed from answers before judging
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
@@ -57,7 +58,7 @@ class RunConfig(BaseModel):
 
     @property
     def parser(self) -> str:
-        return self.judges[0].parser
+        return self.judges[0].parser if self.judges else "strict"
 
     def identity(self) -> dict[str, Any]:
         identity = self.model_dump(

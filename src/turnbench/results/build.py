@@ -148,8 +148,8 @@ class Provenance(BaseModel):
     benchmark_ref: str | None = None
     mode: Literal["run", "judge"]
     judging: str
-    parser: str
-    max_reasks: int
+    parser: str | None  # null (and max_reasks, judge_sampling): a run with no judge
+    max_reasks: int | None
     prompt_versions: dict[str, str]
     data_sha256: dict[str, str]
     reference_sha256: str | None
@@ -160,8 +160,8 @@ class Provenance(BaseModel):
     endpoints: dict[str, Any]
     strip_think: bool = True
     answer_sampling: dict[str, Any] | None
-    judge_sampling: dict[str, Any]
-    judge_scoring: str = "parsed"
+    judge_sampling: dict[str, Any] | None
+    judge_scoring: str | None = "parsed"
     answer_params_sent: list[Any]
     judge_params_sent: list[Any]
     model_reported: list[Any]
@@ -415,15 +415,15 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
     index = records if isinstance(records, LogIndex) else index_records(list(records))
     answers: RoleProvenance = index.answer_provenance
     judgments = index.judges_provenance([judge.id for judge in config.judges])
-    first = config.judges[0]
+    first = config.judges[0] if config.judges else None
     return {
         "turnbench_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "benchmark_ref": config.benchmark_ref,
         "mode": config.mode,
         "judging": config.judging,
-        "parser": first.parser,
-        "max_reasks": first.max_reasks,
+        "parser": first.parser if first else None,
+        "max_reasks": first.max_reasks if first else None,
         "prompt_versions": config.prompt_versions,
         "data_sha256": config.data_sha256,
         "reference_sha256": config.reference_sha256,
@@ -434,8 +434,8 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "endpoints": config.endpoints,
         "strip_think": config.strip_think,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
-        "judge_sampling": first.sampling.model_dump(),
-        "judge_scoring": first.scoring,
+        "judge_sampling": first.sampling.model_dump() if first else None,
+        "judge_scoring": first.scoring if first else None,
         "judge_guard": any(judge.guard for judge in config.judges),
         "judge_repeats": config.judge_repeats,
         "repeat_aggregate": config.repeat_aggregate,
@@ -605,6 +605,8 @@ def judged_turns(
 
 
 NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)
+#: the one column of a run with no judge: its items are all NO_REQUEST, scored from answers
+NO_JUDGE = ""
 
 
 def planned_items(work: Work, view: LogView) -> list[tuple[Sample, int, Any]]:
@@ -654,14 +656,16 @@ def _judged(
 
 
 def panel_items(work: Work, config: RunConfig, view: LogView, model: str) -> trust.PanelItems:
-    """Every judgment of `model`'s items: per judge, per repeat (combined as configured)."""
+    """Every judgment of `model`'s items: per judge, per repeat (combined as configured).
+    A run with no judge (every turn scored from its answer) has its items under NO_JUDGE."""
+    judges = [judge.id for judge in config.judges] or [NO_JUDGE]
     return trust.PanelItems(
         {
-            judge.id: [
-                judged_turns(work, view, model, judge.id, repeat)
+            judge: [
+                judged_turns(work, view, model, judge, repeat)
                 for repeat in range(config.judge_repeats)
             ]
-            for judge in config.judges
+            for judge in judges
         },
         config.repeat_aggregate,
         config.panel_aggregate,
@@ -708,7 +712,7 @@ def model_results(
         "unclosed_think": len(unclosed),
         **extra_counts,
     }
-    if config.judges[0].scoring == "weighted":
+    if config.judges and config.judges[0].scoring == "weighted":
         results["counts"]["weighted_fallbacks"] = sum(
             item.scoring == "parsed-fallback" for item in items
         )

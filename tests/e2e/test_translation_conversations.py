@@ -1,0 +1,241 @@
+"""lost-in-conversation-translation end to end: simulated (templated) user turns, BLEU at
+every turn, reliability over repeated conversations, resume, all through the real CLI
+against a fake server that translates by lookup.
+
+The fake model translates every chunk its last user message holds, perfectly, and forgets
+everything before it: with the whole document in one turn (`full`) it is perfect, in a
+sharded conversation its final answer is the last chunk's translation only. The expected
+figures are computed here with sacrebleu directly, from the data file.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sacrebleu
+
+from tests.conftest import run_cli
+from turnbench.testing.fake_server import FakeServer, Reply
+
+BENCHMARK = "lost-in-conversation-translation"
+DATA = "lost_in_conversation/sharded_translation.json"
+
+
+def documents(data_dir: Path) -> list[dict[str, Any]]:
+    return json.loads((data_dir / DATA).read_text("utf-8"))
+
+
+def chunk_lookup(data_dir: Path) -> dict[str, str]:
+    """German chunk -> its English lines (the file's lines align one to one)."""
+    lookup = {}
+    for document in documents(data_dir):
+        english = document["document_en"].split("\n")
+        line = 0
+        for shard in document["shards"]:
+            count = shard["shard"].count("\n") + 1
+            if shard["shard"].strip():
+                lookup[shard["shard"]] = "\n".join(english[line : line + count])
+            line += count
+    return lookup
+
+
+class Translator:
+    """A scripted model: translates the chunks of the last user message, forgets the rest.
+    `hang_after`: requests after that many are held unanswered (a process killed then)."""
+
+    def __init__(self, lookup: dict[str, str], hang_after: int | None = None) -> None:
+        self.lookup = lookup
+        self.hang_after = hang_after
+        self.seen = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply | str:
+        with self.lock:
+            self.seen += 1
+            hang = self.hang_after is not None and self.seen > self.hang_after
+        if hang:
+            return Reply(action="hang")
+        last = [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
+        found = sorted((last.index(k), v) for k, v in self.lookup.items() if k in last)
+        return "\n".join(text for _, text in found)
+
+
+def bleu(answer: str, reference: str) -> float:
+    return min(1.0, sacrebleu.corpus_bleu([answer.strip()], [[reference.strip()]]).score / 100)
+
+
+def last_chunk_english(document: dict[str, Any], lookup: dict[str, str]) -> str:
+    chunks = [s["shard"] for s in document["shards"] if s["shard"].strip()]
+    return lookup[chunks[-1]]
+
+
+def args(server: FakeServer, out: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--benchmark",
+        BENCHMARK,
+        "--model",
+        "openai/translator",
+        "--model-base-url",
+        server.base_url,
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def records(out: Path, kind: str) -> list[dict[str, Any]]:
+    lines = (out / "log.jsonl").read_text("utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r["kind"] == kind]
+
+
+def test_degradation_against_a_perfect_but_forgetful_model(env, tmp_path, data_dir):
+    lookup = chunk_lookup(data_dir)
+    docs = documents(data_dir)[:4]
+    with FakeServer(responder=Translator(lookup)) as server:
+        out = tmp_path / "run"
+        kinds = ("--conversation", "full", "--conversation", "sharded")
+        done = run_cli(args(server, out, *kinds, "--simulations", "2", "--limit", "4"), env)
+        assert done.returncode == 0, done.stderr
+        requests = list(server.requests)
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    sharded = [bleu(last_chunk_english(d, lookup), d["document_en"]) for d in docs]
+    expected = 1 - (sum(sharded) / len(sharded)) / 1.0
+    assert results["complete"] is True
+    assert results["judges"] == [] and results["judge"] == ""
+    assert results["degradation"]["value"] == pytest.approx(expected, abs=1e-12)
+    assert results["degradation"]["ci_low"] <= expected <= results["degradation"]["ci_high"]
+    full = results["by_conversation"]["full"]
+    assert full["mean"] == 1.0 and full["aptitude"] == 1.0 and full["unreliability"] == 0.0
+    assert (full["samples"], full["simulations"]) == (4, 2)
+    assert results["by_conversation"]["sharded"]["mean"] == pytest.approx(
+        sum(sharded) / len(sharded), abs=1e-12
+    )
+    assert results["overall"] == results["by_conversation"]["sharded"]["mean"]
+    # the first answer of a sharded conversation translates all it has seen: perfect
+    assert results["score_by_turn"]["sharded"]["1"] == 1.0
+    assert results["score_by_turn"]["sharded"]["2"] < 1.0
+    chunks = sum(len([s for s in d["shards"] if s["shard"].strip()]) for d in docs)
+    assert len(requests) == 2 * (len(docs) + chunks)  # 2 simulations of full and sharded
+    assert results["counts"]["answers"] == len(requests)
+
+    # every user turn is logged with the shards it revealed and its conversation's seed
+    turns = records(out, "user_turn")
+    assert len(turns) == len(requests)
+    by_sample: dict[str, list[dict[str, Any]]] = {}
+    for turn in turns:
+        by_sample.setdefault(turn["sample_id"], []).append(turn)
+    first = docs[0]
+    shards = [s["shard_id"] for s in first["shards"] if s["shard"].strip()]
+    sharded_turns = sorted(by_sample[f"{first['task_id']}-sharded-0"], key=lambda t: t["turn"])
+    assert [t["revealed"] for t in sharded_turns] == [[i] for i in shards]
+    assert by_sample[f"{first['task_id']}-full-0"][0]["revealed"] == shards
+    seeds = {t["sample_id"]: t["meta"]["seed"] for t in turns}
+    assert len(set(seeds.values())) == len(seeds) == 4 * 2 * 2
+    # the model under test got each conversation's seed, and one new chunk per turn
+    answers = records(out, "answer")
+    for answer in answers:
+        assert answer["params"]["seed"] == seeds[answer["sample_id"]]
+        user_messages = [m for m in answer["messages"] if m["role"] == "user"]
+        assert len(user_messages) == answer["turn"]
+    conversations = {c["sample_id"]: c for c in results["conversations"]}
+    assert conversations[f"{first['task_id']}-sharded-1"]["seed"] == seeds[
+        f"{first['task_id']}-sharded-1"
+    ]
+    assert len(conversations[f"{first['task_id']}-sharded-0"]["by_turn"]) == len(shards)
+
+
+def test_killed_in_turn_4_resumes_at_turn_4_and_pays_nothing_again(env, tmp_path, data_dir):
+    """One sharded conversation; the process is killed while turn 4 is in flight."""
+    lookup = chunk_lookup(data_dir)
+    document = documents(data_dir)[0]
+    chunks = [s for s in document["shards"] if s["shard"].strip()]
+    assert len(chunks) == 5
+    translator = Translator(lookup, hang_after=3)
+    with FakeServer(responder=translator) as server:
+        out = tmp_path / "run"
+        command = args(server, out, "--conversation", "sharded", "--limit", "1", "-c", "1")
+        child = subprocess.Popen(
+            [sys.executable, "-m", "turnbench", *command],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(server.requests) == 4
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert [a["turn"] for a in records(out, "answer")] == [1, 2, 3]
+        assert [t["turn"] for t in records(out, "user_turn")] == [1, 2, 3, 4]
+        hung = server.requests[3]
+
+        translator.hang_after = None
+        resumed = run_cli(command, env)
+        assert resumed.returncode == 0, resumed.stderr
+        again = server.requests[4:]
+    # turns 4 and 5 only; turn 4 exactly as it was sent before the kill
+    assert len(again) == 2
+    assert again[0]["messages"] == hung["messages"]
+    assert [a["turn"] for a in records(out, "answer")] == [1, 2, 3, 4, 5]
+    assert [t["turn"] for t in records(out, "user_turn")] == [1, 2, 3, 4, 5]
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert results["complete"] is True
+    expected = bleu(lookup[chunks[-1]["shard"]], document["document_en"])
+    assert results["by_conversation"]["sharded"]["mean"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_raising_simulations_only_adds_conversations(env, tmp_path, data_dir):
+    lookup = chunk_lookup(data_dir)
+    docs = documents(data_dir)[:2]
+    with FakeServer(responder=Translator(lookup)) as server:
+        out = tmp_path / "run"
+        base = ["--conversation", "full", "--conversation", "sharded", "--limit", "2"]
+        first = run_cli(args(server, out, *base, "--simulations", "2"), env)
+        assert first.returncode == 0, first.stderr
+        before = len(server.requests)
+        seeds_before = {r["seed"] for r in server.requests}
+        second = run_cli(args(server, out, *base, "-B", "simulations=3"), env)
+        assert second.returncode == 0, second.stderr
+        added = server.requests[before:]
+    chunks = sum(len([s for s in d["shards"] if s["shard"].strip()]) for d in docs)
+    assert before == 2 * (len(docs) + chunks)
+    assert len(added) == len(docs) + chunks  # the third simulation, nothing else
+    assert not seeds_before & {r["seed"] for r in added}
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert results["by_conversation"]["sharded"]["simulations"] == 3
+    assert results["simulations"] == 3 and results["complete"] is True
+
+
+def test_a_conversation_type_that_does_not_exist_is_refused(env, tmp_path):
+    with FakeServer() as server:
+        done = run_cli(args(server, tmp_path / "run", "--conversation", "halves"), env)
+        assert done.returncode == 2
+        assert "halves is not one of: full, concat, sharded" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not server.requests
+    assert not (tmp_path / "run").exists()
+
+
+def test_concat_holds_every_chunk_in_one_turn(env, tmp_path, data_dir):
+    lookup = chunk_lookup(data_dir)
+    with FakeServer(responder=Translator(lookup)) as server:
+        out = tmp_path / "run"
+        done = run_cli(args(server, out, "-B", "conversation=concat", "--limit", "2"), env)
+        assert done.returncode == 0, done.stderr
+        assert len(server.requests) == 2
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert list(results["by_conversation"]) == ["concat"]
+    assert results["by_conversation"]["concat"]["mean"] == 1.0
+    assert "degradation" not in results and results["score_by_turn"] == {}
+    turn = next(t for t in records(out, "user_turn") if t["sample_id"].endswith("-concat-0"))
+    assert turn["text"].count("\n- ") >= 3  # the chunks as a list
