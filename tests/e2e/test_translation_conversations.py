@@ -147,9 +147,10 @@ def test_degradation_against_a_perfect_but_forgetful_model(env, tmp_path, data_d
         user_messages = [m for m in answer["messages"] if m["role"] == "user"]
         assert len(user_messages) == answer["turn"]
     conversations = {c["sample_id"]: c for c in results["conversations"]}
-    assert conversations[f"{first['task_id']}-sharded-1"]["seed"] == seeds[
-        f"{first['task_id']}-sharded-1"
-    ]
+    assert (
+        conversations[f"{first['task_id']}-sharded-1"]["seed"]
+        == seeds[f"{first['task_id']}-sharded-1"]
+    )
     assert len(conversations[f"{first['task_id']}-sharded-0"]["by_turn"]) == len(shards)
 
 
