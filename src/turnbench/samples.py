@@ -8,6 +8,7 @@ finds them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -76,6 +77,23 @@ class UserTurn:
     revealed: tuple[int, ...] = ()
     origin: Literal["template", "user-model"] = "template"
     #: what the log keeps beside it (the conversation's seed and simulation index)
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: simulator-quality problems found in it (`engine.user_quality` codes)
+    problems: tuple[str, ...] = ()
+    #: the user ends the conversation with this turn ("goal_met" or "abandoned"); an empty
+    #: `text` then is not sent to the model
+    ended: str | None = None
+
+
+@dataclass(frozen=True)
+class UserAsk:
+    """A user turn the user model writes (`Benchmark.user_turn` with a user model): the
+    request it is sent, how its reply becomes the turn (`read`: text, shards revealed,
+    problems found, end marker), and the conversation's seed, sent with the request."""
+
+    messages: list[Message]
+    read: Callable[[str], UserTurn]
+    seed: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
 

@@ -283,6 +283,9 @@ class UserTurnRecord(BaseModel):
     messages: list[Message] | None = None  # what the user model was sent
     outputs: list[str] = Field(default_factory=list)  # its replies (the first, then re-asks)
     problems: list[str] = Field(default_factory=list)  # simulator-quality problems found
+    #: the user ended the conversation with this turn: "goal_met" or "abandoned" (a reply
+    #: that was only the end marker has an empty `text` and is not sent to the model)
+    ended: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1
@@ -382,7 +385,7 @@ class FailureRecord(BaseModel):
 
     kind: Literal["failure"] = "failure"
     key: str
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     error: str
     attempts: int = 0
     model: str | None = None
@@ -405,7 +408,7 @@ class AttemptRecord(BaseModel):
 
     kind: Literal["attempt"] = "attempt"
     key: str  # the work (an answer's or a judgment's key) the attempt was for
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     role: str  # "model" or the judge's id
     error: str  # why it returned nothing (short, redacted)
     prompt_tokens: int = Field(ge=0)

@@ -240,3 +240,123 @@ def test_concat_holds_every_chunk_in_one_turn(env, tmp_path, data_dir):
     assert "degradation" not in results and results["score_by_turn"] == {}
     turn = next(t for t in records(out, "user_turn") if t["sample_id"].endswith("-concat-0"))
     assert turn["text"].count("\n- ") >= 3  # the chunks as a list
+
+
+class ChunkUser:
+    """A scripted user model: gives the chunk its request shows, in its own framing.
+    `bad`: its first try also pastes a translation of its own ("answered_itself"), and it
+    writes the turn properly when re-asked (--strict-user)."""
+
+    def __init__(self, lookup: dict[str, str], bad: bool = False) -> None:
+        self.lookup = lookup
+        self.bad = bad
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        reasked = len(request["messages"]) > 2
+        chunk = next(k for k in self.lookup if k in request["messages"][1]["content"])
+        text = f"Okay, here is the next bit:\n\n{chunk}"
+        if self.bad and not reasked:
+            text += f"\n\nHere is the translation: {self.lookup[chunk]}"
+        return text
+
+
+def user_args(server: FakeServer, user: FakeServer, out: Path, *extra: str) -> list[str]:
+    return [
+        *args(server, out, "--conversation", "sharded", "--limit", "2"),
+        "--user-model",
+        "openai/user-model",
+        "--user-base-url",
+        user.base_url,
+        *extra,
+    ]
+
+
+def test_a_user_model_writes_the_sharded_turns(env, tmp_path, data_dir):
+    lookup = chunk_lookup(data_dir)
+    docs = documents(data_dir)[:2]
+    with (
+        FakeServer(responder=Translator(lookup)) as server,
+        FakeServer(responder=ChunkUser(lookup)) as user,
+    ):
+        out = tmp_path / "run"
+        done = run_cli(user_args(server, user, out), env)
+        assert done.returncode == 0, done.stderr
+        user_requests, model_requests = list(user.requests), list(server.requests)
+    chunks = sum(len([s for s in d["shards"] if s["shard"].strip()]) for d in docs)
+    assert len(user_requests) == len(model_requests) == chunks
+    assert {r["model"] for r in user_requests} == {"user-model"}
+    turns = records(out, "user_turn")
+    assert {t["origin"] for t in turns} == {"user-model"}
+    first = docs[0]
+    ids = [s["shard_id"] for s in first["shards"] if s["shard"].strip()]
+    mine = sorted(
+        (t for t in turns if t["sample_id"] == f"{first['task_id']}-sharded-0"),
+        key=lambda t: t["turn"],
+    )
+    assert [t["revealed"] for t in mine] == [[i] for i in ids]
+    # the model under test got the user model's words; the user model the model's replies
+    for answer in records(out, "answer"):
+        assert answer["messages"][-1]["content"].startswith("Okay, here is the next bit:")
+    later = [r for r in user_requests if "The assistant replied" in r["messages"][1]["content"]]
+    assert len(later) == chunks - len(docs)
+    seeds = {t["meta"]["seed"] for t in turns}
+    assert {r["seed"] for r in user_requests} == seeds
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert results["usage"]["user"]["requests_logged"] == chunks
+    assert results["provenance"]["user"]["spec"] == "openai/user-model"
+    assert results["provenance"]["endpoints"]["user"] == user.base_url
+    assert results["simulator"]["by_origin"] == {"user-model": chunks}
+    assert results["simulator"]["conversations_with"]["answered_itself"] == 0
+    # the model translates what it was given: as with templates, the first turn is perfect
+    assert results["score_by_turn"]["sharded"]["1"] == 1.0
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_user_that_answers_itself_is_counted_and_re_asked(env, tmp_path, data_dir, strict):
+    lookup = chunk_lookup(data_dir)
+    with (
+        FakeServer(responder=Translator(lookup)) as server,
+        FakeServer(responder=ChunkUser(lookup, bad=True)) as user,
+    ):
+        out = tmp_path / "run"
+        extra = ("--limit", "1", "--strict-user") if strict else ("--limit", "1")
+        done = run_cli(user_args(server, user, out, *extra), env)
+        assert done.returncode == 0, done.stderr
+        asked = len(user.requests)
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    simulator = results["simulator"]
+    turns = records(out, "user_turn")
+    if strict:  # every turn asked again once, then kept clean
+        assert asked == 2 * len(turns)
+        assert simulator["reasks"] == len(turns)
+        assert simulator["conversations_with"]["answered_itself"] == 0
+        assert all(len(t["outputs"]) == 2 and not t["problems"] for t in turns)
+        assert results["provenance"]["prompt_versions"]["user_reask"] == "user-reask-v1"
+    else:
+        assert asked == len(turns)
+        assert simulator["conversations_with"]["answered_itself"] == 1
+        assert simulator["turns_with"]["answered_itself"] == len(turns)
+        assert all("answered_itself" in t["problems"] for t in turns)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--benchmark", "mt-bench", "--user-model", "openai/u"), "has no simulated user"),
+        (("--strict-user",), "--strict-user is only used with --user-model"),
+        (
+            ("--user-model", "openai/u", "--user-api-key-env", "TB_NO_SUCH_KEY"),
+            "--user-api-key-env names $TB_NO_SUCH_KEY",
+        ),
+    ],
+)
+def test_user_model_mistakes_are_refused_before_anything_is_sent(env, tmp_path, extra, message):
+    with FakeServer() as server:
+        command = args(server, tmp_path / "run", *extra)
+        if "mt-bench" in extra:
+            command += ["--judge", "openai/j", "--judge-base-url", server.base_url]
+        done = run_cli(command, env)
+        assert done.returncode == 2, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
+        assert not server.requests
+    assert not (tmp_path / "run").exists()

@@ -33,7 +33,7 @@ from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
 from turnbench.record_keys import answer_key, game_key, judgment_key, user_turn_key
-from turnbench.samples import AnswerSet, Pair, Sample
+from turnbench.samples import AnswerSet, Pair, Sample, UserAsk
 from turnbench.types import AnswerRecord, UserTurnRecord
 
 Job = Callable[[], Awaitable[None]]
@@ -397,6 +397,8 @@ class Work:
         made = self.benchmark.user_turn(sample, turn, earlier)
         if made is None:
             return None
+        if isinstance(made, UserAsk):  # the user model writes it
+            return await ctx.ask_user(key=key, model=model, sample=sample, turn=turn, ask=made)
         return ctx.record_user_turn(key=key, model=model, sample=sample, turn=turn, made=made)
 
     async def _simulated(
@@ -414,8 +416,8 @@ class Work:
         try:
             for turn in sample.asked_turns():
                 user = await self._user_turn(ctx, model, sample, turn, pairs)
-                if user is None:
-                    break
+                if user is None or (user.ended and not user.text.strip()):
+                    break  # (a reply that is only the end marker is not sent)
                 texts.append(user.text)
                 live = with_user_turns(sample, texts)
                 record = await ctx.answer(
@@ -439,6 +441,8 @@ class Work:
                             )
                         )
                     )
+                if user.ended:
+                    break
             await asyncio.gather(*judging)
         finally:
             for task in judging:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from turnbench.errors import ConfigDriftError, RunDirectoryError, UserError
+from turnbench.judging.config import UserSettings
 from turnbench.judging.judge import JudgeSettings
 from turnbench.types import SamplingConfig
 
@@ -34,6 +35,7 @@ class RunConfig(BaseModel):
     #: empty for a benchmark scored without a judge (`Benchmark.needs_judge`)
     judges: list[JudgeSettings] = Field(default_factory=list)
     answer_sampling: SamplingConfig | None = None
+    user: UserSettings | None = None  # the simulated user, when a user model plays it
     strip_think: bool = True  # <think> blocks removed from answers before judging
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
@@ -76,6 +78,8 @@ class RunConfig(BaseModel):
                 "panel_aggregate",
             },
         )
+        if self.user is None:  # (runs without a user model: identities as they always were)
+            identity.pop("user", None)
         settings = [judge.model_dump(mode="json", exclude={"spec"}) for judge in self.judges]
         if len(settings) == 1:  # named as the flags name them: parser, judge_sampling, ...
             identity.update(

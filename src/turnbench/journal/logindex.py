@@ -224,6 +224,7 @@ class UserTurnDone:
     text: str
     revealed: tuple[int, ...]
     problems: tuple[str, ...] = ()
+    ended: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     offset: int = -1
     length: int = 0
@@ -518,6 +519,7 @@ class LogIndex:
             text=record.text,
             revealed=tuple(record.revealed),
             problems=tuple(record.problems),
+            ended=record.ended,
             meta=dict(record.meta),
         )
         if offset >= 0:

@@ -32,6 +32,7 @@ from turnbench.journal.logindex import (
     LogIndex,
     RoleProvenance,
     RoleTotals,
+    UserTurnDone,
     index_records,
 )
 from turnbench.journal.runlog import parse_record_bytes
@@ -72,6 +73,22 @@ class Counts(BaseModel):
     judgments: JudgmentCounts | None = None  # with a panel or repeats: single judgments
 
 
+class SimulatorCounts(BaseModel):
+    """The simulated user of a run's conversations, counted (results.json `simulator`):
+    its turns by who wrote them (`template`, `user-model`), the conversations in which
+    some turn broke each rule (`conversations_with`: "several_shards", "invented",
+    "answered_itself", "role_switch") and the turns that did (`turns_with`), the user
+    model's re-asks (--strict-user), and how conversations ended by the user's word."""
+
+    user_turns: int
+    by_origin: dict[str, int]
+    conversations: int
+    conversations_with: dict[str, int]
+    turns_with: dict[str, int]
+    reasks: int
+    ended: dict[str, int]
+
+
 class ModelResults(BaseModel):
     """One model's results. Benchmark score tables (`by_category`, `by_task`, ...) are extra
     keys; scores are unrounded and `null` where nothing was scored."""
@@ -95,6 +112,7 @@ class ModelResults(BaseModel):
     repeats: RepeatSpread | None = None
     length: LengthScores | None = None
     flagged_answers: list[FlaggedAnswer] | None = None
+    simulator: SimulatorCounts | None = None  # simulated conversations only
 
 
 class RoleUsage(BaseModel):
@@ -127,7 +145,7 @@ class RequestFailure(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     key: str
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     error: str
     attempts: int
 
@@ -378,7 +396,7 @@ def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[s
     model = [(config.model, index.answer_usage)] if config.model else []
     unanswered_model = [(config.model, index.unanswered.get("model"))] if config.model else []
     unanswered_judges = [(judge.id, index.unanswered.get(judge.id)) for judge in config.judges]
-    return {
+    usage = {
         "model": _usage(
             index.answer_usage,
             _role_cost(prices, model),
@@ -392,6 +410,15 @@ def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[s
             _unanswered(prices, unanswered_judges),
         ),
     }
+    if config.user is not None:  # the simulated user's model
+        spec = config.user.spec
+        usage["user"] = _usage(
+            index.user_usage,
+            _role_cost(prices, [(spec, index.user_usage)]),
+            prices.as_of,
+            _unanswered(prices, [(spec, index.unanswered.get("user"))]),
+        )
+    return usage
 
 
 def _unanswered(
@@ -435,6 +462,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "strip_think": config.strip_think,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
         "judge_sampling": first.sampling.model_dump() if first else None,
+        "user": config.user.model_dump(mode="json") if config.user is not None else None,
         "judge_scoring": first.scoring if first else None,
         "judge_guard": any(judge.guard for judge in config.judges),
         "judge_repeats": config.judge_repeats,
@@ -728,7 +756,45 @@ def model_results(
         results["repeats"] = trust.repeat_spread(benchmark, panel)
     planned = [(sample, turn) for sample in benchmark.samples for turn in sample.judged_turns()]
     results["flagged_answers"] = trust.flagged_answers(benchmark, planned, lookup)
+    if benchmark.history == "simulated":
+        results["simulator"] = simulator_counts(work, view, model)
     return results
+
+
+SIMULATOR_PROBLEMS = ("several_shards", "invented", "answered_itself", "role_switch")
+
+
+def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
+    """`simulator`: the user turns of `model`'s planned conversations, as the log has them."""
+    planned = {sample.id for sample in work.benchmark.samples}
+    turns = [
+        done
+        for done in view.done.values()
+        if isinstance(done, UserTurnDone) and done.model == model and done.sample_id in planned
+    ]
+    by_origin: dict[str, int] = {}
+    with_problem: dict[str, set[SampleId]] = {code: set() for code in SIMULATOR_PROBLEMS}
+    turns_with = dict.fromkeys(SIMULATOR_PROBLEMS, 0)
+    ended: dict[str, int] = {}
+    reasks = 0
+    for done in turns:
+        by_origin[done.origin] = by_origin.get(done.origin, 0) + 1
+        for code in done.problems:
+            with_problem.setdefault(code, set()).add(done.sample_id)
+            turns_with[code] = turns_with.get(code, 0) + 1
+        if done.ended:
+            ended[done.ended] = ended.get(done.ended, 0) + 1
+        count = done.meta.get("reasks")
+        reasks += count if type(count) is int and count > 0 else 0
+    return {
+        "user_turns": len(turns),
+        "by_origin": by_origin,
+        "conversations": len({done.sample_id for done in turns}),
+        "conversations_with": {code: len(ids) for code, ids in with_problem.items()},
+        "turns_with": turns_with,
+        "reasks": reasks,
+        "ended": ended,
+    }
 
 
 def game_cells(

@@ -46,6 +46,7 @@ from turnbench.benchmarks.base import (
     TableRow,
     TextTable,
     Turn,
+    UserAsk,
     UserTurn,
     package_sources,
 )
@@ -86,7 +87,16 @@ def templates() -> Templates:
     raw = json.loads(
         resources.files("turnbench").joinpath("prompts/translation_turns.json").read_text("utf-8")
     )
-    keys = ("full", "concat", "concat_item", "sharded_first", "sharded_next")
+    keys = (
+        "full",
+        "concat",
+        "concat_item",
+        "sharded_first",
+        "sharded_next",
+        "user_system",
+        "user_first",
+        "user_next",
+    )
     return Templates(raw["name"], int(raw["version"]), {key: raw[key] for key in keys})
 
 
@@ -195,6 +205,8 @@ class LostInConversationTranslation(Benchmark):
     group_kind = "conversation"
     history = "simulated"
     needs_judge = False
+    #: with --user-model, a user model writes the sharded turns (one chunk each, verbatim)
+    user_model = "optional"
     needs_answer_text = True
     #: the paper samples every conversation at temperature 1, so that repeated
     #: conversations differ (`--temperature` sets another)
@@ -279,10 +291,14 @@ class LostInConversationTranslation(Benchmark):
         return self._samples(self.documents if limit is None else self.documents[:limit])
 
     # -- the simulated user ----------------------------------------------------------------
-    def user_turn(self, sample: Sample, turn: int, earlier: Sequence[Pair]) -> UserTurn | None:
+    def user_turn(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurn | UserAsk | None:
         conversation: Conversation = sample.source
         if turn > len(sample.turns):
             return None
+        if conversation.kind == "sharded" and self.settings.user_model is not None:
+            return self._user_ask(conversation, turn, earlier)
         if conversation.kind == "sharded":
             revealed: tuple[int, ...] = (conversation.chunks[turn - 1].shard_id,)
         else:
@@ -293,6 +309,37 @@ class LostInConversationTranslation(Benchmark):
             origin="template",
             meta=conversation.meta(),
         )
+
+    def _user_ask(self, conversation: Conversation, turn: int, earlier: Sequence[Pair]) -> UserAsk:
+        """The request that has the user model write sharded turn `turn`, and how its reply
+        is read: the shards it revealed and the rules it broke (`engine.user_quality`)."""
+        from turnbench.engine.user_quality import check_user_turn
+
+        texts = self.templates.texts
+        chunk = conversation.chunks[turn - 1].shard
+        if turn == 1:
+            task = texts["user_first"].format(chunk=chunk)
+        else:
+            task = texts["user_next"].format(reply=earlier[-1][1], chunk=chunk)
+        messages = [
+            {"role": "system", "content": texts["user_system"]},
+            {"role": "user", "content": task},
+        ]
+        shards = [shard.shard for shard in conversation.chunks]
+        before = set(range(turn - 1))  # (0-based: the chunks earlier turns were to give)
+        allowed = "\n".join(text for key, text in texts.items() if key.startswith("sharded"))
+
+        def read(reply: str) -> UserTurn:
+            check = check_user_turn(reply, shards, before, allowed_text=allowed)
+            return UserTurn(
+                text=reply.strip(),
+                revealed=tuple(conversation.chunks[i].shard_id for i in check.revealed),
+                origin="user-model",
+                meta=conversation.meta(),
+                problems=tuple(check.problems),
+            )
+
+        return UserAsk(messages=messages, read=read, seed=conversation.seed)
 
     def answer_params(self, sample: Sample) -> RequestParams:
         """The run's sampling, with the conversation's own seed."""
