@@ -413,10 +413,15 @@ class Work:
         texts: list[str] = []
         judging: list[asyncio.Task[None]] = []
         judged = set(sample.judged_turns())
+        ended = False  # the user ended the conversation (an end marker)
+        last: AnswerRecord | AnswerDone | None = None
         try:
             for turn in sample.asked_turns():
                 user = await self._user_turn(ctx, model, sample, turn, pairs)
-                if user is None or (user.ended and not user.text.strip()):
+                if user is None:
+                    break
+                if user.ended and not user.text.strip():
+                    ended = True
                     break  # (a reply that is only the end marker is not sent)
                 texts.append(user.text)
                 live = with_user_turns(sample, texts)
@@ -430,6 +435,7 @@ class Work:
                 )
                 if record is None:  # never send a failed answer onward
                     break
+                last = record
                 earlier = list(pairs)
                 pairs.append((user.text, record.text))
                 if turn in judged and not self._judged(ctx, judges, model, sample, turn):
@@ -442,11 +448,43 @@ class Work:
                         )
                     )
                 if user.ended:
+                    ended = True
                     break
+            if ended and last is not None:
+                judging += self._judge_at_end(ctx, judges, model, sample, pairs, last)
             await asyncio.gather(*judging)
         finally:
             for task in judging:
                 task.cancel()
+
+    def _judge_at_end(
+        self,
+        ctx: RunContext,
+        judges: Sequence[Judge],
+        model: str,
+        sample: Sample,
+        pairs: Sequence[Pair],
+        last: AnswerRecord | AnswerDone,
+    ) -> list[asyncio.Task[None]]:
+        """A conversation the user ended before a judged turn: that turn (a scenario's
+        slot, its last) is judged on the conversation as it ended, its final exchange in
+        the judged turn's place. Results read the same final answer for it."""
+        answered = len(pairs)
+        tasks = []
+        for slot in sample.judged_turns():
+            if slot <= answered or self._judged(ctx, judges, model, sample, slot):
+                continue
+            texts = [said for said, _ in pairs[:-1]]
+            texts += [""] * (slot - 1 - len(texts)) + [pairs[-1][0]]
+            final = with_user_turns(sample, texts)
+            tasks.append(
+                asyncio.create_task(
+                    self._judge_answer(
+                        ctx, judges, model, final, slot, pairs[:-1], pairs[-1][1], cut_off(last)
+                    )
+                )
+            )
+        return tasks
 
     def _import(
         self, ctx: RunContext, answer_set: AnswerSet, sample: Sample, cut: set[int]

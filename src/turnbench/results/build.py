@@ -38,7 +38,7 @@ from turnbench.journal.logindex import (
 from turnbench.journal.runlog import parse_record_bytes
 from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
+from turnbench.record_keys import answer_key, game_key, judgment_key, record_key, user_turn_key
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
 from turnbench.trust.length import fit_length_effect
@@ -602,9 +602,15 @@ def judged_turns(
     items: list[JudgedTurn] = []
     done = view.done
     with_text = work.benchmark.needs_answer_text
+    simulated = work.benchmark.history == "simulated"
     for sample, turn, criterion in planned_items(work, view):
         answer = view.answer(model, sample.id, turn, read=with_text)
         answered_as = done.get(answer_key(model, sample.id, turn))
+        if answer is None and simulated:  # a conversation the user ended before this turn
+            final = ended_before(view, model, sample.id, turn)
+            if final is not None:
+                answer = view.answer(model, sample.id, final, read=with_text)
+                answered_as = done.get(answer_key(model, sample.id, final))
         if isinstance(answered_as, AnswerDone) and answered_as.unclosed_think:
             # nothing to judge: never a judgment of the empty answer (older runs judged it)
             items.append(
@@ -630,6 +636,17 @@ def judged_turns(
         items.append(_judged(sample, turn, criterion, judgment, answer))
     view.judged[(model, judge, repeat)] = items
     return items
+
+
+def ended_before(view: LogView, model: str, sample_id: SampleId, turn: int) -> int | None:
+    """The last answered turn of a simulated conversation the user ended before `turn`
+    (its final answer stands for the later judged turn: `Work._judge_at_end`), or None."""
+    for number in range(turn, 0, -1):
+        done = view.done.get(user_turn_key(model, sample_id, number))
+        if isinstance(done, UserTurnDone) and done.ended:
+            final = number if done.text.strip() else number - 1
+            return final if final >= 1 else None
+    return None
 
 
 NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)

@@ -10,24 +10,19 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from turnbench.benchmarks.options import BenchmarkOptions, option
+from turnbench.benchmarks.options import SimulationsOption, option
 
 ConversationType = Literal["full", "concat", "sharded"]
 CONVERSATION_TYPES: tuple[ConversationType, ...] = ("full", "concat", "sharded")
 
 
-class TranslationOptions(BenchmarkOptions):
+class TranslationOptions(SimulationsOption):
     # (names checked by `_listed`: the command line's repeatable flags take plain strings)
     conversation: list[str] | None = option(
         flag="--conversation",
         help="Conversation types to hold, repeatable: full (the whole document in one "
         "turn), concat (all chunks in one turn, as a list), sharded (one chunk per turn). "
         "Default: full and sharded.",
-    )
-    simulations: int | None = option(
-        flag="--simulations",
-        help="Conversations per sample and conversation type, each with its own recorded "
-        "seed (default 1); raising it on a resume only adds conversations.",
     )
 
     @field_validator("conversation", mode="before")
@@ -52,11 +47,4 @@ class TranslationOptions(BenchmarkOptions):
             if not value:
                 raise ValueError("name at least one conversation type")
             return list(dict.fromkeys(value))
-        return value
-
-    @field_validator("simulations")
-    @classmethod
-    def _positive(cls, value: int | None) -> int | None:
-        if value is not None and not 1 <= value <= 1000:
-            raise ValueError("must be between 1 and 1000")
         return value
