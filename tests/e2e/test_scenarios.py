@@ -4,6 +4,7 @@ received."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,15 @@ def test_a_failing_final_turn_counts_against_pass_hat_k(env, tmp_path):
     # max_turns 2: the greeting stopped at 2 assistant replies, no end marker
     greeting = [t for t in log(out, "user_turn") if t["sample_id"] == "greeting-sim0"]
     assert len(greeting) == 2 and not any(t.get("ended") for t in greeting)
+    # the export names each judgment's scenario and simulation (the greeting has checks
+    # only: no judgment, no row, as for any turn scored without a judge)
+    table = tmp_path / "export.csv"
+    done = run_cli(["export", str(out), "--format", "csv", "--out", str(table)], env)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(table.read_text("utf-8").splitlines()))
+    assert {(r["sample_id"], r["conversation"], r["simulation"]) for r in rows} == {
+        ("refund-sim0", "refund", "0")
+    }
 
 
 @pytest.mark.parametrize(
@@ -227,3 +237,29 @@ def test_a_scenario_file_needs_a_user_model(env, tmp_path):
         assert done.returncode == 2
         assert "needs --user-model" in done.stderr
         assert not server.requests
+
+
+def test_the_api_takes_the_user_model_and_benchmark_options(tmp_path):
+    import turnbench
+
+    path = tmp_path / "support.yaml"
+    path.write_text(SCENARIOS, "utf-8")
+    with (
+        FakeServer(responder=model_reply) as model,
+        FakeServer(responder=user_reply) as user,
+        FakeServer(responder=judge_reply) as judge,
+    ):
+        result = turnbench.evaluate(
+            "openai/model-under-test",
+            benchmark=str(path),
+            model_base_url=model.base_url,
+            judge="openai/judge-model",
+            judge_base_url=judge.base_url,
+            user="openai/user-model",
+            user_base_url=user.base_url,
+            benchmark_options={"simulations": 3},
+            out=tmp_path / "run",
+        )
+        assert {r["model"] for r in user.requests} == {"user-model"}
+    assert result.complete and result.results["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
+    assert result.results["provenance"]["user"]["spec"] == "openai/user-model"

@@ -360,3 +360,29 @@ def test_user_model_mistakes_are_refused_before_anything_is_sent(env, tmp_path, 
         assert message in done.stderr and "Traceback" not in done.stderr
         assert not server.requests
     assert not (tmp_path / "run").exists()
+
+
+def test_exports_carry_conversation_type_simulation_and_seed(env, tmp_path, data_dir):
+    lookup = chunk_lookup(data_dir)
+    with FakeServer(responder=Translator(lookup)) as server:
+        out = tmp_path / "run"
+        done = run_cli(args(server, out, "--limit", "1", "--simulations", "2"), env)
+        assert done.returncode == 0, done.stderr
+    seeds = {t["sample_id"]: t["meta"]["seed"] for t in records(out, "user_turn")}
+    exported = tmp_path / "export.jsonl"
+    done = run_cli(["export", str(out), "--format", "jsonl", "--out", str(exported)], env)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in exported.read_text("utf-8").splitlines()]
+    assert len(rows) == len(records(out, "answer"))
+    for row in rows:
+        assert row["status"] == "answered" and row["answer"]
+        assert row["seed"] == seeds[row["sample_id"]]
+        assert row["conversation"] in ("full", "sharded") and row["simulation"] in (0, 1)
+    sharded = [r for r in rows if r["conversation"] == "sharded" and r["simulation"] == 1]
+    assert [r["revealed"] for r in sharded] == [[i] for i in range(1, len(sharded) + 1)]
+    table = tmp_path / "export.csv"
+    done = run_cli(["export", str(out), "--format", "csv", "--out", str(table)], env)
+    assert done.returncode == 0, done.stderr
+    header, first = table.read_text("utf-8").splitlines()[:2]
+    assert header.endswith(",conversation,simulation,seed")
+    assert first.split(",")[-3:] == ["full", "0", str(seeds[rows[0]["sample_id"]])]
