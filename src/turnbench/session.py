@@ -423,8 +423,12 @@ class Session:
         return prepared, prepared.work.estimate()
 
     # -- backends --------------------------------------------------------------------------
-    def build_backends(self, prepared: Prepared) -> tuple[Backend | None, list[Judge]]:
-        cache: dict[tuple, Backend] = {}
+    def build_backends(
+        self, prepared: Prepared, cache: dict[tuple, Backend] | None = None
+    ) -> tuple[Backend | None, list[Judge]]:
+        """The model's and the judges' backends; one per spec and endpoint (`cache`, shared
+        with the user model's: an embedded model playing several roles runs once)."""
+        cache = {} if cache is None else cache
         model = prepared.model
         model_backend = None
         if model is not None:
@@ -446,9 +450,10 @@ class Session:
             raise UserError("--out is required")
         if self._announce is not None:
             self._announce(self.header(prepared))
-        model_backend, judges = self.build_backends(prepared)
+        cache: dict[tuple, Backend] = {}
+        model_backend, judges = self.build_backends(prepared, cache)
         user_backend = (
-            make_backend(prepared.user.model_spec, prepared.user.backend, {})
+            make_backend(prepared.user.model_spec, prepared.user.backend, cache)
             if prepared.user is not None
             else None
         )

@@ -457,5 +457,11 @@ def benchmark_from_file(path: Path, reserved: Iterable[str] = ()) -> type[Custom
         "__doc__": f"The user-defined benchmark {spec.name} in {path}.",
     }
     base = ScenarioBenchmark if spec.simulated else CustomBenchmark
+    if spec.simulated:  # scenarios scored by checks alone need no judge
+        attributes["needs_judge"] = any(
+            turn.rubric is not None or turn.checklist
+            for dialogue in spec.dialogues
+            for turn in dialogue.turns
+        )
     return type("CustomBenchmark_" + spec.name.replace("-", "_").replace(".", "_"),
                 (base,), attributes)  # fmt: skip
