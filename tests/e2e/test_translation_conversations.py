@@ -386,3 +386,28 @@ def test_exports_carry_conversation_type_simulation_and_seed(env, tmp_path, data
     header, first = table.read_text("utf-8").splitlines()[:2]
     assert header.endswith(",conversation,simulation,seed")
     assert first.split(",")[-3:] == ["full", "0", str(seeds[rows[0]["sample_id"]])]
+
+
+def test_the_report_marks_simulated_turns_and_charts_each_conversation(env, tmp_path, data_dir):
+    import base64
+    import re
+
+    lookup = chunk_lookup(data_dir)
+    with FakeServer(responder=Translator(lookup)) as server:
+        out = tmp_path / "run"
+        done = run_cli(args(server, out, "--limit", "2", "--simulations", "3"), env)
+        assert done.returncode == 0, done.stderr
+    report = tmp_path / "report.html"
+    done = run_cli(["report", str(out), "--out", str(report)], env)
+    assert done.returncode == 0, done.stderr
+    page = report.read_text("utf-8")
+    # every sharded turn says who wrote it and the one shard it revealed
+    assert page.count("simulated user: template; shards revealed: 2<") == 2 * 3
+    assert "strip plot of every conversation" in page
+    assert "line chart of the mean BLEU/100 of sharded conversations" in page
+    strips = [
+        base64.b64decode(data).decode()
+        for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
+    ]
+    strip = next(svg for svg in strips if "Each document" in svg)
+    assert strip.count("<circle") == 2 * 3 * 2  # documents x simulations x types

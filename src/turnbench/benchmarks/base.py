@@ -65,10 +65,12 @@ class Chart:
 
     kind: "radar" or "bars" over `field` (a {group: score} table), "turn_bars" over
     `field` ({group: {turn: score}}, one panel per model), "turn_lines" over `field`
-    ({group: {turn: score}}, one panel per group), "ability_bars" over `field` with `order`.
+    ({group: {turn: score}}, one panel per group), "ability_bars" over `field` with `order`,
+    "strips" over `field` ({series: {sample: [scores]}}: each sample's repeated scores, one
+    chart per model).
     """
 
-    kind: Literal["radar", "bars", "turn_bars", "turn_lines"]
+    kind: Literal["radar", "bars", "turn_bars", "turn_lines", "strips"]
     field: str
     title: str
     alt: str

@@ -255,6 +255,7 @@ class ScenarioTables(CustomTables):
     pass_hat_k: dict[str, float]
     pass_at_k: dict[str, float]
     by_scenario: dict[str, list[float | None]]
+    scores_by_scenario: dict[str, dict[str, list[float]]]  # (the report's strip plot)
 
 
 class ScenarioBenchmark(CustomBenchmark):
@@ -268,6 +269,17 @@ class ScenarioBenchmark(CustomBenchmark):
     user_model = "required"
     options_model = ScenarioOptions
     results_model = ScenarioTables
+    report = ReportSpec(
+        charts=(
+            *CustomBenchmark.report.charts,
+            Chart("strips", "scores_by_scenario", "Each scenario's conversations",
+                  "strip plot of every conversation's score, a row per scenario", scale_max=1.0),
+        ),
+        tables=CustomBenchmark.report.tables,
+        overall_note="scenarios: the mean conversation score (0-1; the weighted share of the "
+        "scenario's requirements met)",
+        summary_fields=("success_rate", "simulations", "success_threshold"),
+    )  # fmt: skip
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         Benchmark.__init__(self, files, settings)
@@ -421,6 +433,9 @@ class ScenarioBenchmark(CustomBenchmark):
                 "pass_hat_k": pass_hat_k(complete) if complete else {},
                 "pass_at_k": pass_at_k(complete) if complete else {},
                 "by_scenario": scores,
+                "scores_by_scenario": {
+                    "score": {k: [v for v in vs if v is not None] for k, vs in scores.items()}
+                },
             }
         )
         return tables

@@ -37,10 +37,12 @@ from pydantic import BaseModel
 from turnbench.benchmarks.base import (
     Benchmark,
     BenchmarkSettings,
+    Chart,
     ComparisonRule,
     JudgedTurn,
     JudgeTask,
     Pair,
+    ReportSpec,
     Sample,
     TableNote,
     TableRow,
@@ -185,13 +187,17 @@ class TranslationTables(BaseModel):
     """lost-in-conversation-translation's tables: `overall` is the sharded mean (the first
     type held when sharded is not). `by_conversation` per type held (null: nothing scored
     yet); `degradation` when full and sharded are both held and defined; `score_by_turn`
-    the mean trajectory of sharded conversations, per turn; `conversations` each one."""
+    the mean trajectory of sharded conversations, per turn; `conversation_means` each
+    type's mean; `scores_by_document` each document's final scores per type (the report's
+    strip plot); `conversations` each one."""
 
     conversations_held: list[str]
     simulations: int
     by_conversation: dict[str, ConversationSummary | None]
     degradation: DegradationInterval | None = None
     score_by_turn: dict[str, dict[str, float | None]]
+    conversation_means: dict[str, float | None]
+    scores_by_document: dict[str, dict[str, list[float]]]
     conversations: list[ConversationScore]
 
 
@@ -215,6 +221,21 @@ class LostInConversationTranslation(Benchmark):
     comparison = ComparisonRule(combine="min", overall="mean", score_range=(0.0, 1.0))
     options_model = TranslationOptions
     results_model = TranslationTables
+    report = ReportSpec(
+        charts=(
+            Chart("bars", "conversation_means", "Mean score per conversation type",
+                  "bar chart of the mean BLEU/100 per conversation type", scale_max=1.0),
+            Chart("strips", "scores_by_document", "Each document's conversations",
+                  "strip plot of every conversation's score, a row per document, a colour "
+                  "per conversation type", scale_max=1.0),
+            Chart("turn_lines", "score_by_turn", "Score by turn (sharded)",
+                  "line chart of the mean BLEU/100 of sharded conversations at each turn",
+                  scale_max=1.0),
+        ),
+        overall_note="lost-in-conversation-translation: the mean BLEU/100 of the final "
+        "answers of sharded conversations",
+        summary_fields=("conversations_held", "simulations"),
+    )  # fmt: skip
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         super().__init__(files, settings)
@@ -408,7 +429,13 @@ class LostInConversationTranslation(Benchmark):
                 }
             else:
                 by_conversation[kind] = None
-        tables: dict[str, Any] = {"by_conversation": by_conversation}
+        tables: dict[str, Any] = {
+            "by_conversation": by_conversation,
+            "conversation_means": {
+                kind: block["mean"] if block else None for kind, block in by_conversation.items()
+            },
+            "scores_by_document": {kind: dict(finals[kind]) for kind in self.kinds},
+        }
         if "full" in self.kinds and "sharded" in self.kinds:
             try:
                 interval = degradation(finals["full"], finals["sharded"])
