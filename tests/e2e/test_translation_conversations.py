@@ -42,7 +42,7 @@ def chunk_lookup(data_dir: Path) -> dict[str, str]:
         for shard in document["shards"]:
             count = shard["shard"].count("\n") + 1
             if shard["shard"].strip():
-                lookup[shard["shard"]] = "\n".join(english[line : line + count])
+                lookup[shard["shard"].strip()] = "\n".join(english[line : line + count])
             line += count
     return lookup
 
@@ -74,7 +74,7 @@ def bleu(answer: str, reference: str) -> float:
 
 def last_chunk_english(document: dict[str, Any], lookup: dict[str, str]) -> str:
     chunks = [s["shard"] for s in document["shards"] if s["shard"].strip()]
-    return lookup[chunks[-1]]
+    return lookup[chunks[-1].strip()]
 
 
 def args(server: FakeServer, out: Path, *extra: str) -> list[str]:
@@ -191,7 +191,7 @@ def test_killed_in_turn_4_resumes_at_turn_4_and_pays_nothing_again(env, tmp_path
     assert [t["turn"] for t in records(out, "user_turn")] == [1, 2, 3, 4, 5]
     results = json.loads((out / "results.json").read_text("utf-8"))
     assert results["complete"] is True
-    expected = bleu(lookup[chunks[-1]["shard"]], document["document_en"])
+    expected = bleu(lookup[chunks[-1]["shard"].strip()], document["document_en"])
     assert results["by_conversation"]["sharded"]["mean"] == pytest.approx(expected, abs=1e-12)
 
 

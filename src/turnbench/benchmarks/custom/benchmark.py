@@ -426,6 +426,7 @@ class ScenarioBenchmark(CustomBenchmark):
         complete = {k: v for k, v in successes.items() if len(v) == self.simulations}
         tables.update(
             {
+                "by_turn": {},  # (a scenario's one judged turn is a slot, not a position)
                 "history": "simulated",
                 "simulations": self.simulations,
                 "success_threshold": threshold,
