@@ -38,7 +38,7 @@ from turnbench.journal.runlog import parse_record_bytes
 from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
 from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
-from turnbench.results.stress import perturbations
+from turnbench.results.stress import ArmResults, perturbations
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
 from turnbench.trust.length import fit_length_effect
@@ -214,6 +214,9 @@ class RunInfo(BaseModel):
 
 class SingleRunResults(ModelResults, RunInfo):
     """`turnbench run`: the model's results at the top level."""
+
+    #: --perturb: each stress arm against the unperturbed run (docs/stress.md)
+    perturbations: dict[str, ArmResults] | None = None
 
 
 class JudgeOnlyResults(RunInfo):

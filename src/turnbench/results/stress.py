@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict
+
 from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.perturb.arms import Arm, Injected
 from turnbench.stats.paired import PairedScore, StatRow, compare_paired
@@ -34,6 +36,39 @@ WILSON = "Wilson score interval (95%) over the arm's answers"
 TurnKey = tuple[SampleId, int]
 #: (sample id, turn, arm) -> the recorded answer text of that arm, or None
 AnswerOf = Callable[[SampleId, int, str], str | None]
+
+
+class Interval(BaseModel):
+    """A value with its 95% interval (null where nothing was paired or checked)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class ArmResults(BaseModel):
+    """One stress arm against the unperturbed run: the perturbed and unperturbed scores of
+    the paired samples, their difference (perturbed - unperturbed) with its interval, the
+    judged turns paired (`items`), per category or task under `by_<group>`, and for the
+    injection arm the share of answers that obeyed (`obeyed_rate`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    score: float | None
+    baseline_score: float | None
+    difference: Interval
+    items: int
+    units: int
+    planned: int
+    judged: int
+    failed: int
+    pending: int
+    not_in_arm: dict[str, int]
+    settings: dict[str, Any]
+    per_item: list[dict[str, Any]]
+    obeyed_rate: Interval | None = None
 
 
 def _main_scores(items: Sequence[JudgedTurn]) -> dict[TurnKey, JudgedTurn]:
