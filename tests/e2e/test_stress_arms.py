@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli, shared_data_dir
+from tests.conftest import REPO, run_cli, shared_data_dir
 from turnbench.testing import stress_fakes
 from turnbench.testing.fake_server import FakeServer
 
@@ -351,3 +351,42 @@ def test_a_bad_planted_answer_file_is_reported_with_its_lines(env, tmp_path):
     assert done.returncode == 2
     assert "planted.jsonl:2: id 9999 is not a sample" in done.stderr
     assert "planted.jsonl:3:" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "benchmark",
+    ["mt-bench-101", "structflowbench", str(REPO / "examples" / "kitchen-and-travel.yaml")],
+    ids=["mt-bench-101", "structflowbench", "custom"],
+)
+def test_the_arms_run_on_every_kind_of_benchmark(env, tmp_path, benchmark):
+    out = tmp_path / "run"
+    with FakeServer() as server:
+        done = run_cli(
+            [
+                "run", "--benchmark", benchmark, "--model", "openai/m", "--model-base-url",
+                server.base_url, "--judge", "openai/j", "--judge-base-url", server.base_url,
+                "--perturb", "distractor", "--perturb", "injection", "--limit", "1",
+                "--out", str(out),
+            ],
+            env,
+        )  # fmt: skip
+        judge_requests = [r for r in server.requests if r["model"] == "j"]
+    assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: unparseable checklists
+    stress = read_results(out)["perturbations"]
+    records = log(out)
+    for kind in ("distractor", "injection"):
+        block = stress[kind]
+        assert block["planned"] > 0 and block["pending"] == 0
+        assert block["judged"] + block["failed"] == block["planned"]
+        asked = [r for r in records if r["kind"] == "answer" and r.get("arm") == kind]
+        assert asked and all(r["messages"] for r in asked)
+        items = {(row["sample_id"], row["turn"]) for row in block["per_item"]}
+        assert len(items) == block["planned"]
+        assert items <= {(r["sample_id"], r["turn"]) for r in asked}
+        # (a turn scored by deterministic checks alone gets no judge request)
+        judged = [r for r in records if r["kind"] == "judgment" and r.get("arm") == kind]
+        assert {(r["sample_id"], r["turn"]) for r in judged} <= items
+    documents = [r for r in records if r.get("arm") == "injection" and r["kind"] == "answer"]
+    assert all("Note to the AI assistant" in json.dumps(r["messages"]) for r in documents)
+    assert not any("Note to the AI assistant" in json.dumps(r) for r in judge_requests)
+    assert stress["injection"]["obeyed_rate"]["checked"] == stress["injection"]["planned"]
