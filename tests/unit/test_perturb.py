@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.errors import UserError
+from turnbench.errors import ConfigDriftError, UserError
+from turnbench.journal.config import RunConfig, check_resume
 from turnbench.journal.logindex import record_problem
 from turnbench.journal.runlog import config_record
+from turnbench.judging.judge import JudgeSettings
 from turnbench.perturb.arms import Distractor, Injected, PlantedError, build_arms
 from turnbench.perturb.injections import Check, load_injections
 from turnbench.perturb.planted import PlantedAnswers, load_planted
@@ -231,3 +233,25 @@ def test_an_arm_record_is_trusted_only_under_its_own_key():
     for key in (answer_key("m", 81, 2), "answer|m|81|2"):
         forged = good.model_copy(update={"key": key})
         assert record_problem(forged) == "its key does not match its fields"
+
+
+# -- resuming ----------------------------------------------------------------------------------
+def _config(perturb: dict) -> RunConfig:
+    return RunConfig(
+        benchmark="mt-bench",
+        mode="run",
+        model="openai/m",
+        judges=[JudgeSettings(spec="openai/j")],
+        perturb=perturb,
+    )
+
+
+def test_an_arm_may_be_added_or_dropped_on_resume_but_not_changed():
+    first = _config({"injection": {"seed": 0, "injections": "stress-injections-v1"}})
+    check_resume(first, _config({}), allow_new_judge=False)
+    check_resume(
+        first, _config({**first.perturb, "distractor": {"seed": 0}}), allow_new_judge=False
+    )
+    changed = _config({"injection": {"seed": 1, "injections": "stress-injections-v1"}})
+    with pytest.raises(ConfigDriftError, match="--perturb injection: seed: 0 -> 1"):
+        check_resume(first, changed, allow_new_judge=False)
