@@ -33,6 +33,7 @@ from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
 from turnbench.report.parallel import forked
 from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
+from turnbench.report.stress import stress_section
 from turnbench.report.trust import trust_section
 from turnbench.store.rundir import Entry, Run
 
@@ -729,6 +730,10 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
     if trust:
         toc.append(("trust", "Judge trust"))
         sections.append(section("trust", "Judge trust", trust))
+    stress = stress_section(entries)
+    if stress:
+        toc.append(("stress", "Stress arms"))
+        sections.append(section("stress", "Stress arms", stress))
     browsers, written = dialogues()
     if options.pages is not None:
         options.pages.written[:] = written  # (the pages a child process wrote)
