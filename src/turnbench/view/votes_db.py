@@ -144,10 +144,10 @@ class VotesDB:
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        if not create and not path.is_file():
-            raise UserError(f"{path}: no such votes database")
         if path.exists() and not path.is_file():
             raise UserError(f"{path}: not a file (expected a votes database)")
+        if not create and not path.is_file():
+            raise UserError(f"{path}: no such votes database")
         if path.is_file() and path.stat().st_size and not is_sqlite_file(path):
             raise UserError(f"{path}: not a SQLite database (expected a votes database)")
         try:
