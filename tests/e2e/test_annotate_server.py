@@ -27,7 +27,7 @@ from tests.annotate_support import (
     rates,
 )
 from tests.conftest import cli_env, run_cli, shared_data_dir
-from turnbench.view.annotate import add_annotation_routes
+from turnbench.view.annotate import add_annotation_routes, load_items
 
 Scenario = Callable[["Client"], Awaitable[None]]
 
@@ -179,7 +179,6 @@ def test_every_field_is_validated(runs, tmp_path):
             "control character in the name": pair_vote("a\x1b[2J"),
             "empty name": pair_vote(""),
             "unknown item": {"annotator": "a", "item": "nope", "choice": "left"},
-            "score for a pairwise item": {"annotator": "a", "item": "x", "score": 3},
             "not an object": [1, 2],
             "not JSON": "{nope",
         }
@@ -187,6 +186,14 @@ def test_every_field_is_validated(runs, tmp_path):
             status, answer = await client.post("/api/votes", body)
             assert status == 400, (why, status, answer)
             assert answer["error"], why
+        key = (await client.next("a"))["item"]["key"]
+        for body in (
+            {"annotator": "a", "item": key, "score": 3},  # a score for a pairwise item
+            {"annotator": "a", "item": key, "choice": "left", "score": 3},
+            {"annotator": "a", "item": key},
+            {"annotator": "a", "item": key, "choice": "middle"},
+        ):
+            assert (await client.post("/api/votes", body))[0] == 400, body
         assert rows(votes) == []
         assert (await client.post("/api/votes", pair_vote()))[0] == 201
         # the same pair named in the other order is the same item: one vote per annotator
@@ -369,3 +376,36 @@ def test_single_grading_scores_and_their_agreement(runs, tmp_path):
     assert (human["agree"], human["within_1"], human["total"]) == (0, 1, 3)  # 6-7, 6-10, 7-10
     table = run_cli(["agreement", "--votes", str(votes), "--run", str(runs["single"])], env)
     assert table.returncode == 0 and "Score agreement" in table.stdout
+
+
+def test_items_carry_the_question_earlier_turns_and_the_reference(runs):
+    items = load_items(runs["pairwise"])
+    assert items.kind == "pairwise" and len(items.items) == 16  # 8 questions x 2 turns
+    data = shared_data_dir() / "mt_bench"
+    questions = {
+        str(q["question_id"]): q
+        for q in map(json.loads, (data / "question.jsonl").read_text("utf-8").splitlines())
+    }
+    references = {
+        str(r["question_id"]): r["choices"][0]["turns"]
+        for r in map(json.loads, (data / "reference_answer/gpt-4.jsonl").read_text().splitlines())
+    }
+    owners = answer_owner(runs["pairwise"])
+    with_reference = 0
+    for item in items.items:
+        question = questions[item.sample_id]
+        assert item.question == question["turns"][item.turn - 1]
+        if question["category"] in ("math", "reasoning", "coding"):
+            assert item.reference == references[item.sample_id][item.turn - 1]
+            with_reference += 1
+        else:
+            assert item.reference is None
+        assert item.models == tuple(sorted((VICUNA, HOSTILE_MODEL)))
+        for side in item.sides:
+            assert owners[(item.sample_id, item.turn, side.answer)] == side.model
+            assert len(side.earlier) == item.turn - 1
+            if item.turn == 2:
+                user, reply = side.earlier[0]
+                assert user == question["turns"][0]
+                assert owners[(item.sample_id, 1, reply)] == side.model  # its own answer
+    assert with_reference == 6  # math, reasoning, coding: both turns

@@ -49,7 +49,7 @@
     box.appendChild(el("div", "who", label));
     side.earlier.forEach(function (pair, index) {
       const turn = el("details", "more");
-      turn.appendChild(el("summary", null, "turn " + (index + 1)));
+      turn.appendChild(el("summary", null, "earlier turn " + (index + 1) + " (question and this answer's reply)"));
       turn.appendChild(el("div", "question", pair.user));
       turn.appendChild(el("div", "text", pair.assistant));
       box.appendChild(turn);
@@ -70,6 +70,7 @@
     current = item;
     $("done").hidden = item !== null;
     $("item").hidden = item === null;
+    $("item").dataset.key = item === null ? "" : item.key;
     if (item === null) return;
     $("where").textContent =
       "sample " + item.sample_id + (item.group ? " (" + item.group + ")" : "") + ", turn " + item.turn;
