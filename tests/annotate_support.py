@@ -86,7 +86,9 @@ class ServerProcess:
     """The annotation server in a child process, on a given or a free port."""
 
     def __init__(self, run: Path, votes: Path, env: dict[str, str], port: int = 0) -> None:
-        child_env = {**env, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+        # the turnbench the tests import (as run_cli's children do), and this repo's tests
+        paths = [p for p in (env.get("PYTHONPATH", ""), str(REPO)) if p]
+        child_env = {**env, "PYTHONPATH": os.pathsep.join(paths)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.annotate_support", str(run), str(votes), str(port)],
             cwd=REPO,

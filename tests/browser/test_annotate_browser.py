@@ -175,8 +175,15 @@ def test_annotation_session_survives_a_kill(browser, env, tmp_path_factory, tmp_
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     keep = os.environ.get("TURNBENCH_SCREENSHOT_DIR")
-    if keep:
-        shutil.copy(votes, Path(keep) / "annotate-votes.sqlite")
+    if keep:  # the evidence: the run, its votes (a consistent copy) and the agreement
+        shutil.rmtree(Path(keep) / "annotate-run", ignore_errors=True)
+        shutil.copytree(run, Path(keep) / "annotate-run")
+        (Path(keep) / "annotate-votes.sqlite").unlink(missing_ok=True)
+        with (
+            sqlite3.connect(votes) as source,
+            sqlite3.connect(Path(keep) / "annotate-votes.sqlite") as copy,
+        ):
+            source.backup(copy)
         (Path(keep) / "annotate-agreement.json").write_text(done.stdout, encoding="utf-8")
 
     # the figures, counted by hand from the choices made above
