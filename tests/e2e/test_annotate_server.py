@@ -126,11 +126,12 @@ def test_a_vote_needs_the_csrf_token_and_a_same_origin_origin(runs, tmp_path):
         refused = [
             await client.post("/api/votes", pair_vote(), token=None),  # no token
             await client.post("/api/votes", pair_vote(), token="0" * 64),  # a wrong one
+            await client.post("/api/votes", pair_vote(), token="é" * 64),  # not even ASCII
             await client.post("/api/votes", pair_vote(), origin=None),  # no Origin
             await client.post("/api/votes", pair_vote(), origin="http://evil.example"),
             await client.post("/api/votes", pair_vote(), origin="http://127.0.0.1:1"),
         ]
-        assert [status for status, _ in refused] == [403] * 5
+        assert [status for status, _ in refused] == [403] * 6
         assert rows(votes) == []
         status, body = await client.post("/api/votes", pair_vote())
         assert status == 201 and body["id"] == 1
@@ -181,6 +182,7 @@ def test_every_field_is_validated(runs, tmp_path):
             "unknown item": {"annotator": "a", "item": "nope", "choice": "left"},
             "not an object": [1, 2],
             "not JSON": "{nope",
+            "nested too deep": "[" * 100_000 + "]" * 100_000,
         }
         for why, body in bad.items():
             status, answer = await client.post("/api/votes", body)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from turnbench.errors import UserError
 from turnbench.journal.logindex import AnswerDone
 from turnbench.safetext import name_problem
 from turnbench.store.rundir import Run, load_run, sample_sort_key
-from turnbench.textio import describe_validation_error
+from turnbench.textio import NestingError, describe_validation_error, loads_json
 from turnbench.view.votes_db import MAX_NAME, NewVote, VotesDB, fastchat_lines
 
 HERE = Path(__file__).parent
@@ -54,6 +55,7 @@ CSP = (
     "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 )
 MAX_SKIPS = 500
+SESSION_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 Kind = Literal["pairwise", "single"]
 
 
@@ -282,9 +284,12 @@ class Annotation:
         expected = f"{request.scheme}://{request.host}"
         if origin is None or origin.lower() != expected.lower():
             raise _bad("cross-origin or Origin-less request refused", web.HTTPForbidden)
-        session = request.cookies.get(SESSION_COOKIE, "")
+        session = _session_id(request.cookies.get(SESSION_COOKIE))
         sent = request.headers.get(CSRF_HEADER, "")
-        if not session or not sent or not hmac.compare_digest(sent, self.token(session)):
+        expected_token = self.token(session).encode() if session else b""
+        if not session or not hmac.compare_digest(
+            sent.encode("utf-8", "surrogateescape"), expected_token
+        ):
             raise _bad("missing or wrong CSRF token; reload the page", web.HTTPForbidden)
         return session
 
@@ -426,9 +431,14 @@ def _json(value: Any, status: int = 200) -> web.Response:
 
 async def _body(request: web.Request) -> Any:
     try:
-        return await request.json(loads=json.loads)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _bad("the body is not JSON") from None
+        return loads_json(await request.text())
+    except (json.JSONDecodeError, NestingError, UnicodeDecodeError):
+        raise _bad("the body is not JSON (or nested too deep)") from None
+
+
+def _session_id(value: str | None) -> str | None:
+    """A session cookie as this server issues it, or None (anything else is ignored)."""
+    return value if value is not None and SESSION_SHAPE.fullmatch(value) else None
 
 
 def add_annotation_routes(
@@ -452,9 +462,7 @@ def add_annotation_routes(
     state = Annotation(run_dir, votes_path, overlap, templates)
 
     async def page(request: web.Request) -> web.Response:
-        session = request.cookies.get(SESSION_COOKIE)
-        if not session or len(session) > 64:
-            session = secrets.token_urlsafe(24)
+        session = _session_id(request.cookies.get(SESSION_COOKIE)) or secrets.token_urlsafe(24)
         token = state.token(session)
         html = templates.get_template("annotate.html").render(
             csrf_token=token,
