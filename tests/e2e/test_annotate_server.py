@@ -411,3 +411,12 @@ def test_items_carry_the_question_earlier_turns_and_the_reference(runs):
                 assert user == question["turns"][0]
                 assert owners[(item.sample_id, 1, reply)] == side.model  # its own answer
     assert with_reference == 6  # math, reasoning, coding: both turns
+
+
+def test_a_single_grading_run_of_two_models_gives_pairwise_items(tmp_path):
+    env = cli_env(shared_data_dir(), tmp_path)
+    run = judge_run(env, shared_data_dir() / "mt_bench/model_answer", tmp_path / "both")
+    items = load_items(run)
+    assert items.kind == "pairwise" and len(items.items) == 16
+    assert {item.models for item in items.items} == {tuple(sorted((VICUNA, ALPACA)))}
+    assert len({item.key for item in items.items}) == 16
