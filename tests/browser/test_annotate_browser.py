@@ -84,11 +84,14 @@ class Session:
         )
 
     def sign_in(self, name: str) -> None:
+        """Sign in and wait until the item shown is the one loaded for this annotator."""
+        loads = self.page.locator("#item").get_attribute("data-loads") or "0"
         self.page.fill("#annotator", name)
         self.page.press("#annotator", "Enter")
         self.page.wait_for_function(
-            "() => !document.getElementById('item').hidden"
-            " && document.getElementById('item').dataset.key !== ''"
+            "n => !document.getElementById('item').hidden"
+            " && Number(document.getElementById('item').dataset.loads || 0) > n",
+            arg=int(loads),
         )
 
 

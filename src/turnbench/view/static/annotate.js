@@ -8,6 +8,7 @@
   let current = null;
   let skipped = [];
   let busy = false;
+  let loads = 0;
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -70,7 +71,9 @@
     current = item;
     $("done").hidden = item !== null;
     $("item").hidden = item === null;
+    loads += 1;
     $("item").dataset.key = item === null ? "" : item.key;
+    $("item").dataset.loads = String(loads);  // how many items were shown (tests wait on it)
     if (item === null) return;
     $("where").textContent =
       "sample " + item.sample_id + (item.group ? " (" + item.group + ")" : "") + ", turn " + item.turn;
