@@ -1,0 +1,1 @@
+"""`turnbench view`: a local web app over run directories (and human judging)."""
