@@ -130,6 +130,8 @@ def test_hostile_model_names_and_answers_are_escaped(served):
             assert "onerror=" not in text.replace("onerror=&#34;", "").replace("onerror=&quot;", "")
     assert "&lt;img src=y onerror=" in pages[0][1]  # the model name, shown as text
     assert "&lt;script&gt;window.__pwned=1" in pages[3][1]
+    # imported answers carry no question: the dataset's is shown
+    assert "Compose an engaging travel blog post" in pages[3][1]
     assert any(HOSTILE_MODEL in run["models"] for run in json.loads(pages[1][1]))
     assert HOSTILE.startswith("<script>")
 

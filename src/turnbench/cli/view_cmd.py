@@ -70,6 +70,13 @@ def view_command(
     if annotate is not None:
         print(f"human judging at http://{shown_host}:{port}/annotate", flush=True)
     try:
-        web.run_app(application, host=host, port=port, print=None, handle_signals=True)
+        web.run_app(
+            application,
+            host=host,
+            port=port,
+            print=None,
+            handle_signals=True,
+            shutdown_timeout=2.0,
+        )
     except OSError as error:
         raise UserError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None

@@ -15,6 +15,7 @@ only markup passed through unescaped (it escapes every text itself).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import json
@@ -42,6 +43,7 @@ FINDER: web.AppKey[RunFinder] = web.AppKey("finder", RunFinder)
 CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
 TEMPLATES: web.AppKey[Environment] = web.AppKey("templates", Environment)
 ROOTS: web.AppKey[list[Path]] = web.AppKey("roots", list)
+STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -176,8 +178,9 @@ async def events(request: web.Request) -> web.StreamResponse:
     response.headers["X-Content-Type-Options"] = "nosniff"
     await response.prepare(request)
     last, quiet = "", 0.0
+    stopping = request.app[STOPPING]
     try:
-        while True:
+        while not stopping.is_set():
             summaries = await asyncio.to_thread(_summaries, request)
             text = json.dumps(summaries, ensure_ascii=False)
             if text != last:
@@ -186,7 +189,8 @@ async def events(request: web.Request) -> web.StreamResponse:
             elif quiet >= HEARTBEAT:
                 await response.write(b": still here\n\n")
                 quiet = 0.0
-            await asyncio.sleep(EVENT_INTERVAL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), EVENT_INTERVAL)
             quiet += EVENT_INTERVAL
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -245,6 +249,10 @@ async def static(request: web.Request) -> web.Response:
     return response
 
 
+async def no_favicon(_request: web.Request) -> web.Response:
+    return web.Response(status=204)
+
+
 def templates() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(HERE / "templates")),
@@ -280,10 +288,20 @@ def build_app(
     app[FINDER] = RunFinder(roots)
     app[CACHE] = RunCache(roots)
     app[TEMPLATES] = templates()
+
+    async def on_startup(application: web.Application) -> None:
+        application[STOPPING] = asyncio.Event()  # (made in the server's own event loop)
+
+    async def on_shutdown(application: web.Application) -> None:
+        application[STOPPING].set()  # open event streams end, so a stop is not held up
+
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.router.add_get("/", runs_page)
     app.router.add_get("/api/runs", api_runs)
     app.router.add_get("/api/events", events)
     app.router.add_get("/static/{name}", static)
+    app.router.add_get("/favicon.ico", no_favicon)
     app.router.add_get("/run/{root:\\d+}/{path:.*}", run_page)
     app.router.add_get("/conversation/{root:\\d+}/{path:.*}", conversation_page)
     app.router.add_get("/compare", compare_page)

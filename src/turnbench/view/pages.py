@@ -61,6 +61,7 @@ class Loaded:
     error: str | None
     warnings: list[str] = field(default_factory=list)
     page: dict[str, Any] | None = None
+    data_texts: dict[str, Any] | None = None  # the benchmark's dialogues, read when first needed
 
 
 class RunCache:
@@ -137,7 +138,8 @@ class RunCache:
                 continue
             (answers if isinstance(done, AnswerDone) else judgments).append(done)
         turns: dict[int, dict[str, Any]] = {}
-        questions = run.log.questions.get(sample, {})
+        questions = dict(self._data_questions(loaded, sample))
+        questions.update(run.log.questions.get(sample, {}))  # what the model was asked
 
         def turn(number: int) -> dict[str, Any]:
             return turns.setdefault(
@@ -182,6 +184,21 @@ class RunCache:
             "failures": failures,
             "others": same_benchmark,
         }
+
+    def _data_questions(self, loaded: Loaded, sample: str) -> dict[int, str]:
+        """The dataset's questions of `sample` (answers imported from files carry none)."""
+        if loaded.data_texts is None:
+            from turnbench.report.samples import texts_from_data
+
+            assert loaded.run is not None
+            try:
+                cls = loaded.run.benchmark_class
+            except UserError:
+                cls = None
+            texts, _problem = texts_from_data(cls, loaded.run.benchmark, None)
+            loaded.data_texts = texts
+        text = loaded.data_texts.get(sample)
+        return dict(text.questions) if text is not None else {}
 
     # -- two runs --------------------------------------------------------------------------
     def compare(
