@@ -19,6 +19,7 @@ import contextlib
 import hmac
 import ipaddress
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,23 @@ async def static(request: web.Request) -> web.Response:
     return response
 
 
+WARM_INTERVAL = 5.0
+
+
+def _warm(app: web.Application, stop: threading.Event) -> None:
+    """Read every run that is not being written into the cache, in a background thread, and
+    look again every WARM_INTERVAL s (an unchanged run costs two stat calls): a large run is
+    read once, while the reader looks at the runs page, instead of when its page is opened.
+    A run being written is read when its page is asked for (it changes every second)."""
+    while not stop.is_set():
+        for run in app[FINDER].runs()[: app[CACHE].size]:
+            if stop.is_set():
+                return
+            if run.summary()["state"] != "running":
+                app[CACHE].run_page(run)
+        stop.wait(WARM_INTERVAL)
+
+
 async def no_favicon(_request: web.Request) -> web.Response:
     return web.Response(status=204)
 
@@ -274,10 +292,12 @@ def build_app(
     annotate_run: Path | None = None,
     votes_path: Path | None = None,
     overlap: int = 2,
+    warm: bool = True,
 ) -> web.Application:
     """The application over `dirs` (each must be a directory). `token`: every request must
     carry it (None: no check, for a loopback address only; the CLI decides). With
-    `annotate_run` the human-judging page of that run is added, its votes in `votes_path`."""
+    `annotate_run` the human-judging page of that run is added, its votes in `votes_path`.
+    `warm`: read the finished runs into the cache in the background (see `_warm`)."""
     roots = []
     for directory in dirs:
         if not directory.is_dir():
@@ -289,11 +309,18 @@ def build_app(
     app[CACHE] = RunCache(roots)
     app[TEMPLATES] = templates()
 
+    stop_warming = threading.Event()
+
     async def on_startup(application: web.Application) -> None:
         application[STOPPING] = asyncio.Event()  # (made in the server's own event loop)
+        if warm:
+            threading.Thread(
+                target=_warm, args=(application, stop_warming), name="view-warm", daemon=True
+            ).start()
 
     async def on_shutdown(application: web.Application) -> None:
         application[STOPPING].set()  # open event streams end, so a stop is not held up
+        stop_warming.set()
 
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)

@@ -283,19 +283,28 @@ def _judgment(done: JudgmentDone, record: JudgmentRecord) -> dict[str, Any]:
 
 
 def _samples(run: Run, rundir: RunDir) -> list[dict[str, Any]]:
+    """Every sample of the run with its turns and mean score, in one pass over the index
+    (the unperturbed answers and the first judge's first single-grading judgments)."""
+    judge = run.judge_ids[0] if run.judge_ids else run.judge
     found: dict[str, dict[str, Any]] = {}
-    for entry in run.entries():
-        groups = entry.groups()
-        for (sample, _turn), done in entry.judgments.items():
-            row = found.setdefault(sample, {"sample": sample, "group": groups.get(sample),
-                                            "scores": [], "turns": set()})  # fmt: skip
-            row["turns"].add(_turn)
-            if done.score is not None:
-                row["scores"].append(done.score)
-        for sample, _turn in entry.answers:
-            row = found.setdefault(sample, {"sample": sample, "group": groups.get(sample),
-                                            "scores": [], "turns": set()})  # fmt: skip
-            row["turns"].add(_turn)
+    for done in run.index.done.values():
+        if done.arm is not None:
+            continue
+        row = found.get(str(done.sample_id))
+        if row is None:
+            row = found[str(done.sample_id)] = {"group": None, "scores": [], "turns": set()}
+        row["turns"].add(done.turn)
+        if row["group"] is None:
+            row["group"] = done.group
+        if (
+            isinstance(done, JudgmentDone)
+            and done.judge == judge
+            and not done.is_game
+            and done.criterion is None
+            and done.repeat == 0
+            and done.score is not None
+        ):
+            row["scores"].append(done.score)
     rows = []
     for sample in sorted(found, key=sample_sort_key):
         row = found[sample]

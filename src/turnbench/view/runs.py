@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,16 +70,21 @@ class LogTail:
     ended: bool = False  # the last invocation wrote its end record
     unreadable: int = 0
     inode: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def poll(self) -> None:
-        """Read what was appended since the last poll (a shorter or replaced log: again)."""
+        """Read what was appended since the last poll (a shorter or replaced log: again).
+        One poll at a time (the server's threads and the cache warmer share the tail)."""
+        with self.lock:
+            self._poll()
+
+    def _poll(self) -> None:
         try:
             info = self.path.lstat()
         except OSError:
             return
         if info.st_ino != self.inode or info.st_size < self.offset:
-            self.__init__(self.path)  # type: ignore[misc]
-            self.inode = info.st_ino
+            self._restart(info.st_ino)
         if info.st_size == self.offset:
             return
         try:
@@ -104,6 +110,11 @@ class LogTail:
             pass
         finally:
             os.close(fd)
+
+    def _restart(self, inode: int) -> None:
+        self.offset, self.unreadable, self.inode = 0, 0, inode
+        self.answers, self.judgments, self.failures = set(), set(), set()
+        self.config, self.first_ts, self.last_ts, self.ended = None, None, None, False
 
     def _line(self, raw: bytes) -> None:
         if not raw.strip():
