@@ -2,7 +2,8 @@
 the runs page updating while a run against the fake server writes its log, and XSS probes
 in a model's answers and in a model's name staying inert text on every page.
 
-Set TURNBENCH_SCREENSHOT_DIR to keep the screenshots (runs, run, conversation, compare) and
+Set TURNBENCH_SCREENSHOT_DIR to keep the screenshots (runs while a run writes, runs, run,
+conversation, compare, side by side) and
 the live-update evidence (live-update.json)."""
 
 from __future__ import annotations
@@ -141,6 +142,8 @@ def test_runs_page_updates_live_while_a_run_writes(browser, env, view_of, tmp_pa
                     seen[-1]["progress"],
                 ):
                     seen.append(cells)
+                    if cells["state"] == "running" and len(seen) == 2:
+                        screenshot(page, shots_dir(tmp_path), "view-runs-live.png")
                 if cells["state"] == "complete":
                     break
             time.sleep(0.2)
@@ -171,7 +174,7 @@ def test_xss_probes_in_answers_and_model_names_stay_inert(browser, env, view_of,
         ("/conversation/0/hostile?sample=81", "view-conversation.png"),
         ("/run/0/new", "view-run.png"),
         ("/compare?a_root=0&a=base&b_root=0&b=new", "view-compare.png"),
-        ("/pair?a_root=0&a=base&b_root=0&b=new&sample=81", None),
+        ("/pair?a_root=0&a=base&b_root=0&b=new&sample=81", "view-side-by-side.png"),
     ]
     for path, name in pages:
         page, errors, dialogs = watch(browser, server.url + path)
