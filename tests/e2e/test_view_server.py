@@ -345,3 +345,18 @@ def test_a_non_loopback_bind_refuses_requests_without_its_generated_token(public
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
+
+
+def test_a_run_without_results_yet_is_listed_from_its_log(served, tmp_path):
+    """A run still at work has no results.json (it is written when the invocation ends)."""
+    (tmp_path / "root" / "fresh").mkdir(parents=True)
+    lines = (served / "a" / "log.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "root" / "fresh" / "log.jsonl").write_bytes(b"".join(lines[:7]))
+    app = build_app([tmp_path / "root"], token=None)
+    [(status, listing, _), (page_status, page, _)] = fetch(app, "/api/runs", "/run/0/fresh")
+    [row] = json.loads(listing)
+    assert status == 200 and row["path"] == "fresh" and row["complete"] is False
+    assert row["state"] == "incomplete" and row["overall"] is None  # no live writer
+    assert row["benchmark"] == "mt-bench" and row["model"] == "openai/model-under-test"
+    assert row["counts"]["logged_answers"] + row["counts"]["logged_judgments"] == 6
+    assert page_status == 200 and "no results.json here" in page
