@@ -292,9 +292,11 @@ def test_annotation_routes_are_wired_when_asked(served, tmp_path):
 def test_cli_refuses_bad_input(env, tmp_path):
     missing = run_cli(["view", str(tmp_path / "nope")], env, timeout=60)
     assert missing.returncode == 2 and "not a directory" in missing.stderr
-    votes = run_cli(["view", str(tmp_path), "--annotate", str(tmp_path)], env, timeout=60)
-    assert votes.returncode == 2 and "--votes" in votes.stderr
-    assert "Traceback" not in missing.stderr + votes.stderr
+    votes = run_cli(["view", str(tmp_path), "--votes", str(tmp_path / "v.sqlite")], env, 60)
+    assert votes.returncode == 2 and "--votes FILE is for --annotate" in votes.stderr
+    port = run_cli(["view", str(tmp_path), "--port", "0"], env, timeout=60)
+    assert port.returncode == 2 and "--port 0" in port.stderr
+    assert "Traceback" not in missing.stderr + votes.stderr + port.stderr
 
 
 def free_port() -> int:

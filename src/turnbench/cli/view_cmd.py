@@ -37,7 +37,10 @@ def view_command(
     ] = None,
     votes: Annotated[
         Path | None,
-        typer.Option("--votes", help="The SQLite file the --annotate votes go to."),
+        typer.Option(
+            "--votes",
+            help="The SQLite file the --annotate votes go to (default: votes.sqlite here).",
+        ),
     ] = None,
     overlap: Annotated[
         int,
@@ -56,7 +59,7 @@ def view_command(
     if token is None and not is_loopback(host):
         token = secrets.token_urlsafe(24)
     if annotate is not None and votes is None:
-        raise UserError("--annotate RUN needs --votes FILE (the SQLite file of the votes)")
+        votes = Path("votes.sqlite")  # (in the working directory, never in a run directory)
     if votes is not None and annotate is None:
         raise UserError("--votes FILE is for --annotate RUN")
     application = build_app(
@@ -68,7 +71,7 @@ def view_command(
         url += f"?token={token}"
     print(f"turnbench view: serving {len(dirs)} folder(s) at {url}", flush=True)
     if annotate is not None:
-        print(f"human judging at http://{shown_host}:{port}/annotate", flush=True)
+        print(f"human judging at http://{shown_host}:{port}/annotate; votes in {votes}", flush=True)
     try:
         web.run_app(
             application,
