@@ -554,7 +554,9 @@ def _comparisons(benchmark: str, entries: list[Entry], options: ReportOptions) -
 
 
 # -- diagnostics ----------------------------------------------------------------------------
-def _diagnostics(entries: list[Entry]) -> str:
+def _diagnostics(
+    entries: list[Entry], sample_href: Callable[[Entry, str], str] | None = None
+) -> str:
     rows = []
     failure_rows = []
     for entry in entries:
@@ -583,7 +585,9 @@ def _diagnostics(entries: list[Entry]) -> str:
                 failure_rows.append(
                     [
                         esc(entry.label),
-                        _sample_link(entry.run.benchmark, sample),
+                        _sample_link(entry.run.benchmark, sample)
+                        if sample_href is None
+                        else f'<a href="{esc(sample_href(entry, sample))}">#{esc(sample)}</a>',
                         esc(turn),
                         esc(record.parse_error or "unparseable"),
                         esc(record.reasks),
@@ -747,7 +751,8 @@ def report_body(runs: list[Run], options: ReportOptions, warn: Warn | None = Non
             toc.append((ident, f"pairwise: {run.label}"))
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
-    sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
+    diagnostics = _diagnostics(entries, options.sample_href)
+    sections.append(section("judge", "Judge diagnostics", diagnostics))
     trust = trust_section(entries, runs)
     if trust:
         toc.append(("trust", "Judge trust"))
