@@ -17,6 +17,8 @@ from turnbench.errors import UserError
 from turnbench.types import MAX_TOKEN_LIMIT
 
 Concurrency = int | Literal["auto"]
+#: the stress arms `--perturb` names (turnbench.perturb)
+PERTURB_KINDS = ("planted-error", "distractor", "injection")
 
 
 class JudgeOption(BaseModel):
@@ -101,6 +103,18 @@ class EvalOptions:
     batch_poll_interval: float = Field(default=30.0, gt=0)
     allow_new_judge: bool = False
     demo: bool = False
+    # stress arms (turnbench run, docs/stress.md): each kind once, beside the unperturbed run
+    perturb: list[str] = Field(default_factory=list)
+    planted_answers: Path | None = None
+    perturb_seed: int = Field(default=0, ge=0)
+
+    @field_validator("perturb")
+    @classmethod
+    def _perturbations(cls, value: list[str]) -> list[str]:
+        unknown = [kind for kind in value if kind not in PERTURB_KINDS]
+        if unknown:
+            raise ValueError(f"unknown kind {unknown[0]!r} (use {', '.join(PERTURB_KINDS)})")
+        return list(dict.fromkeys(value))
 
     @field_validator("concurrency", "judge_concurrency", "user_concurrency")
     @classmethod

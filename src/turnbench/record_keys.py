@@ -40,8 +40,12 @@ def _key(*parts: Any) -> str:
     return "[" + ",".join(map(_part, parts)) + "]"
 
 
-def answer_key(model: str, sample_id: SampleId, turn: int) -> str:
-    return _key("answer", model, sample_id, turn)
+def answer_key(model: str, sample_id: SampleId, turn: int, arm: str | None = None) -> str:
+    """One answer; `arm` (a stress arm, `--perturb`) is a last part only when given, so the
+    unperturbed run's keys are what they always were."""
+    if arm is None:
+        return _key("answer", model, sample_id, turn)
+    return _key("answer", model, sample_id, turn, arm)
 
 
 def user_turn_key(model: str, sample_id: SampleId, turn: int) -> str:
@@ -74,10 +78,17 @@ def judgment_key(
     *,
     criterion: str | None = None,
     repeat: int = 0,
+    arm: str | None = None,
 ) -> str:
     """One single-grading judgment; `criterion` tells apart several judge requests of one
-    turn (a custom benchmark's rubric and checklist), `repeat` the repeats of one item."""
+    turn (a custom benchmark's rubric and checklist), `repeat` the repeats of one item,
+    `arm` the stress arm of the answer judged (a last part only when given)."""
     part = _part
+    if arm is not None:
+        return (
+            f'["judgment",{part(judge)},{part(model)},{part(sample_id)},{part(turn)},'
+            f"{part(criterion)},{part(repeat)},{part(arm)}]"
+        )
     return (
         f'["judgment",{part(judge)},{part(model)},{part(sample_id)},{part(turn)},'
         f"{part(criterion)},{part(repeat)}]"
@@ -101,7 +112,7 @@ def game_key(
 def record_key(record: AnswerRecord | JudgmentRecord) -> str:
     """The key of the work a record finished, from its own fields."""
     if isinstance(record, AnswerRecord):
-        return answer_key(record.model, record.sample_id, record.turn)
+        return answer_key(record.model, record.sample_id, record.turn, record.arm)
     pair = record.pair_models()
     if pair is not None:
         order = record.game_order()
@@ -122,12 +133,16 @@ def record_key(record: AnswerRecord | JudgmentRecord) -> str:
         record.turn,
         criterion=record.criterion,
         repeat=record.repeat,
+        arm=record.arm,
     )
 
 
 def legacy_key(record: AnswerRecord | JudgmentRecord) -> str:
     """The key a schema-1 log wrote for this record (`|`-joined, ambiguous for names with
-    `|`). Used only to check that an old record's key belongs to its fields."""
+    `|`). Used only to check that an old record's key belongs to its fields. A stress
+    arm's record has no such older form: its own key."""
+    if record.arm is not None:
+        return record_key(record)
     if isinstance(record, AnswerRecord):
         return f"answer|{record.model}|{record.sample_id}|{record.turn}"
     pair = record.pair_models()

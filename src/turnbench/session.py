@@ -40,6 +40,8 @@ from turnbench.judging.config import (
 )
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions
+from turnbench.perturb.arms import Arm, build_arms
+from turnbench.perturb.planted import load_planted
 from turnbench.prices import PriceTable, load_prices
 from turnbench.specs import ModelSpec, parse_spec
 from turnbench.store.resultsfile import write_results
@@ -272,6 +274,7 @@ class Session:
             assert options.answers is not None
             answer_sets = load_answer_sets(benchmark, options.answers)
         settings = [judge.settings for judge in judges]
+        arms = self._arms(benchmark)
         work = Work(
             benchmark=benchmark,
             judges=settings,
@@ -281,6 +284,8 @@ class Session:
             answer_sets=answer_sets,
             baseline=options.baseline,
             repeats=options.judge_repeats,
+            arms=arms,
+            shuffle_seed=options.perturb_seed,
         )
         config = RunConfig(
             benchmark=cls.name,
@@ -306,10 +311,39 @@ class Session:
             judge_repeats=options.judge_repeats,
             repeat_aggregate=options.repeat_aggregate,
             panel_aggregate=options.panel_aggregate,
+            perturb={arm.kind: arm.settings() for arm in arms},
         )
         prices = load_prices(options.prices).off_list(self._served_elsewhere(model, judges, user))
         self._check_batch_and_cost(model, judges, prices, user)
         return Prepared(benchmark, work, config, judges, prices, model, user)
+
+    def _arms(self, benchmark: Benchmark) -> list[Arm]:
+        """The stress arms `--perturb` names (checked: nothing is written yet)."""
+        options = self.options
+        kinds = options.perturb
+        planted_wanted = "planted-error" in kinds
+        if options.planted_answers is not None and not planted_wanted:
+            raise UserError("--planted-answers is only used with --perturb planted-error")
+        if not kinds:
+            return []
+        if self.mode != "run":
+            raise UserError("--perturb is only available for turnbench run")
+        planted = None
+        if planted_wanted:
+            if options.planted_answers is None:
+                raise UserError(
+                    "--perturb planted-error needs --planted-answers FILE: the flawed earlier "
+                    "answers (e.g. a weak model's FastChat answer file, or a run directory)"
+                )
+            samples = {sample.id: sample for sample in benchmark.all_samples()}
+            planted = load_planted(options.planted_answers, samples)
+        return build_arms(
+            kinds,
+            benchmark.samples,
+            benchmark.history,  # type: ignore[arg-type]
+            planted=planted,
+            seed=options.perturb_seed,
+        )
 
     @staticmethod
     def _served_elsewhere(

@@ -258,6 +258,9 @@ class AnswerRecord(BaseModel):
     # served; empty in process and for imported answers
     endpoints: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: the stress arm (`--perturb KIND`) whose history this answer was asked with; None: the
+    #: unperturbed run (not written then, so its records and keys are as they always were)
+    arm: str | None = None
     ts: float = Field(default_factory=_now)
 
 
@@ -346,6 +349,7 @@ class JudgmentRecord(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     #: "judged" here, or "imported" from another tool's finished evaluation
     origin: Literal["judged", "imported"] = "judged"
+    arm: str | None = None  # the stress arm of the answer judged (None: unperturbed)
     ts: float = Field(default_factory=_now)
 
     @property
@@ -395,6 +399,7 @@ class FailureRecord(BaseModel):
     judge: str | None = None
     pair: tuple[str, str] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
+    arm: str | None = None  # the stress arm of the work (None: unperturbed)
     ts: float = Field(default_factory=_now)
 
 

@@ -125,7 +125,7 @@ def run_answer_sets(path: Path, benchmark: AnswerReader) -> list[AnswerSet]:
     records, _ = read_records(path / LOG_NAME)
     texts: dict[str, dict[SampleId, dict[int, str]]] = {}
     for record in records:
-        if isinstance(record, AnswerRecord) and record.sample_id in known:
+        if isinstance(record, AnswerRecord) and record.sample_id in known and record.arm is None:
             by_sample = texts.setdefault(record.model, {})
             by_sample.setdefault(record.sample_id, {})[record.turn] = record.text
     if not texts:

@@ -397,6 +397,11 @@ class Benchmark(ABC):
             answered=Sample.asked_turns if self.history == "self" else Sample.judged_turns,
         )
 
+    def reference_answer(self, sample: Sample, turn: int) -> str | None:
+        """The reference answer the judge is shown for this turn, if the benchmark has one
+        (MT-Bench's math, reasoning and coding questions); shown to human annotators too."""
+        return None
+
     # -- results ---------------------------------------------------------------------------
     def describe(self, sample: Sample) -> dict[str, Any]:
         """How results name a sample (e.g. in `parse_failures`)."""

@@ -16,6 +16,7 @@ from turnbench.cli import (  # noqa: F401  (they register their commands)
     rank_cmd,
     report_cmd,
     run_cmd,
+    view_cmd,
 )
 from turnbench.cli.app import app
 from turnbench.errors import UserError

@@ -192,6 +192,18 @@ FLAGS: tuple[Flag, ...] = (
          cli_only=True),
     Flag("demo", bool, False, _opt("--demo", help="The embedded demo (what `turnbench run` with "
          "no flags does)."), frozenset({RUN})),
+    Flag("perturb", list[str] | None, None, _opt("--perturb", help="A stress arm, beside the "
+         "unperturbed run: planted-error, distractor or injection (repeatable); the turns "
+         "with history are answered and judged again with that history perturbed, and "
+         "results give the paired difference (docs/stress.md).", metavar="KIND"),
+         frozenset({RUN})),
+    Flag("planted_answers", Path | None, None, _opt("--planted-answers", help="The flawed "
+         "earlier answers of --perturb planted-error: any answer file turnbench reads "
+         "(FastChat model_answer JSONL, {\"id\", \"turn\", \"answer\"} lines) or a run "
+         "directory.", metavar="FILE"), frozenset({RUN})),
+    Flag("perturb_seed", int, 0, _opt("--perturb-seed", min=0, help="Seed of the stress arms' "
+         "draws (distractors, injected documents) and of the order the arms are asked in."),
+         frozenset({RUN})),
 )  # fmt: skip
 
 

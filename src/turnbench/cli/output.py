@@ -52,6 +52,9 @@ def print_results(
         console.print(counts_line(model_results, hint))
         for line in trust_lines(model_results):
             console.print(line)
+        stress = model_results.get("perturbations")
+        if stress:
+            _print_stress(console, stress, benchmark.group_kind if benchmark else "group")
     for line in trust_lines(results) if "position_consistency" in results else ():
         console.print(line)
     if results.get("ranking"):
@@ -88,6 +91,21 @@ def print_results(
     warning = results.get("judge_warning")
     if warning:
         console.print(f"\n[yellow]{shown(warning)}[/yellow]")
+
+
+def _print_stress(console: Console, stress: dict, group_kind: str) -> None:
+    """The stress arms' table, and what each arm left out or has still to do."""
+    from turnbench.cli.terminal import stress_table
+
+    console.print(stress_table(stress, group_kind))
+    for kind, block in stress.items():
+        notes = [f"{n} turn(s) not in the arm ({why})" for why, n in block["not_in_arm"].items()]
+        if block.get("pending"):
+            notes.append(f"[red]{block['pending']} pending[/red] ({RESUMABLE})")
+        if block.get("failed"):
+            notes.append(f"[yellow]{block['failed']} unparseable[/yellow]")
+        if notes:
+            console.print(f"{shown(kind)}: " + "; ".join(notes))
 
 
 def _num(value: object, digits: int = 2) -> str:

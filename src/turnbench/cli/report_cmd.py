@@ -6,6 +6,7 @@ the report modules) happen inside the commands, so CLI start-up stays fast.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from turnbench.errors import UserError
 
 if TYPE_CHECKING:
     from turnbench.benchmarks.recorded import NamedBenchmark
+    from turnbench.store.rundir import Entry
 
 EXIT_WORSE = 1
 EXIT_LOSSY = 1  # an export written, but without everything its import would need
@@ -133,6 +135,18 @@ def report(
     )
 
 
+def _arm_of(entry: Entry, arm: str) -> Entry:
+    """The entry read on its stress arm `arm` (refused when the run has no such arm)."""
+    arms = entry.results.get("perturbations") or {}
+    if arm not in arms:
+        held = ", ".join(shown(kind) for kind in arms) or "none"
+        raise UserError(
+            f"{shown(entry.run.path)}: no stress arm {shown(arm)} (its arms: {held}); "
+            "run it with --perturb KIND"
+        )
+    return dataclasses.replace(entry, arm=arm)
+
+
 @app.command()
 def compare(
     base: Annotated[Path, typer.Argument(help="The base run directory (the reference).")],
@@ -165,6 +179,15 @@ def compare(
     seed: Seed = 0,
     resamples: Resamples = 2000,
     benchmark: ReadBenchmark = None,
+    arm: Annotated[
+        str | None,
+        typer.Option(
+            "--arm",
+            metavar="KIND",
+            help="Compare the runs' stress arm KIND (run --perturb KIND) instead of their "
+            "unperturbed scores.",
+        ),
+    ] = None,
 ) -> None:
     """Paired comparison of two runs: overall and per category/task deltas with intervals."""
     from turnbench.report.compare import compare_entries
@@ -176,6 +199,8 @@ def compare(
     new_run = load_run(new, warn=_warn, benchmark=named, need_benchmark=True)
     base_entry = select_entry(base_run, base_model, "--base-model")
     new_entry = select_entry(new_run, new_model, "--new-model")
+    if arm is not None:
+        base_entry, new_entry = (_arm_of(e, arm) for e in (base_entry, new_entry))
     if base_run.path.resolve() == new_run.path.resolve() and base_entry.model == new_entry.model:
         raise UserError("BASE and NEW are the same run and model; nothing to compare")
     comparison = compare_entries(base_entry, new_entry, resamples=resamples, seed=seed)

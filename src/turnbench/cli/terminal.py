@@ -152,3 +152,52 @@ def ratings_table(
             str(row["battles"]),
         )
     return table
+
+
+def _interval(difference: Mapping[str, Any]) -> str:
+    low, high = difference.get("ci_low"), difference.get("ci_high")
+    if not isinstance(low, int | float) or not isinstance(high, int | float):
+        return "-"
+    return f"[{low:+.2f}, {high:+.2f}]"
+
+
+def stress_table(perturbations: Mapping[str, Any], group_kind: str) -> Table:
+    """The stress arms (`--perturb`) against the unperturbed run: one section per arm, its
+    overall row then one per category or task (rounded for display only)."""
+    table = Table(title="Stress arms: perturbed vs unperturbed (paired)", title_justify="left")
+    columns = ("arm", group_kind, "units", "unperturbed", "perturbed", "difference", "95% CI")
+    for column in (*columns, "obeyed"):
+        table.add_column(column, justify="left" if column in ("arm", group_kind) else "right")
+    for number, (kind, block) in enumerate(perturbations.items()):
+        if number:
+            table.add_section()
+        rate = block.get("obeyed_rate") or {}
+        obeyed = "-"
+        if isinstance(rate.get("value"), int | float):
+            obeyed = (
+                f"{rate['value']:.0%} [{rate['ci_low']:.0%}, {rate['ci_high']:.0%}] "
+                f"({rate.get('obeyed')}/{rate.get('checked')})"
+            )
+        difference = block.get("difference") or {}
+        table.add_row(
+            cell(kind, "bold"),
+            cell("overall", "bold"),
+            str(block.get("units", 0)),
+            fmt(block.get("baseline_score")),
+            fmt(block.get("score")),
+            fmt(difference.get("value")),
+            _interval(difference),
+            obeyed,
+        )
+        for group, row in (block.get(f"by_{group_kind}") or {}).items():
+            table.add_row(
+                "",
+                cell(group),
+                str(row.get("units", 0)),
+                fmt(row.get("baseline_score")),
+                fmt(row.get("score")),
+                fmt((row.get("difference") or {}).get("value")),
+                _interval(row.get("difference") or {}),
+                "",
+            )
+    return table

@@ -18,6 +18,7 @@ ends. Estimates for `--dry-run` render the same requests without sending them.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -32,6 +33,7 @@ from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
+from turnbench.perturb.arms import Arm
 from turnbench.record_keys import answer_key, game_key, judgment_key, user_turn_key
 from turnbench.samples import AnswerSet, Pair, Sample, UserAsk
 from turnbench.types import AnswerRecord, UserTurnRecord
@@ -123,10 +125,17 @@ class Work:
     #: --judge-repeats: every item is judged this many times by every judge (keys carry the
     #: repeat index, so raising it on a resume only adds the missing repeats)
     repeats: int = 1
+    #: --perturb: stress arms (`turnbench.perturb`), each answering and judging the turns
+    #: with history again, that history perturbed; their keys carry the arm's kind
+    arms: Sequence[Arm] = ()
+    #: the seed of the job order when there are arms (the judge's queue mixes the arms)
+    shuffle_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
             raise UserError("--judge-repeats must be at least 1")
+        if self.arms and (self.mode != "run" or self.judging != "single"):
+            raise UserError("--perturb is only available for turnbench run")
         if self.mode == "run" and not self.model:
             raise UserError("--model is required")
         if self.judging in PAIRWISE_MODES:
@@ -233,7 +242,25 @@ class Work:
                 for sample in self.benchmark.samples
                 for turn in self.answered_turns(sample)
             }
+            for arm in self.arms:
+                self._arm_keys(arm, keys)
         return keys
+
+    def _arm_keys(self, arm: Arm, keys: dict[str, set[str]]) -> None:
+        """Add a stress arm's planned answers and judgments to `keys`."""
+        model = self.model
+        assert model is not None
+        for sample in self.benchmark.samples:
+            keys["answers"].update(
+                answer_key(model, sample.id, turn, arm.kind) for turn in arm.answered(sample)
+            )
+            keys["judgments"].update(
+                judgment_key(judge.id, model, sample.id, turn, criterion=c, repeat=r, arm=arm.kind)
+                for turn in arm.items(sample)
+                for c in self._criteria(sample, turn)
+                for judge in self.judges
+                for r in range(self.repeats)
+            )
 
     def _criteria(self, sample: Sample, turn: int) -> list[str | None]:
         """The criteria of a judged turn's judge requests (rendered once per turn with a
@@ -254,12 +281,20 @@ class Work:
         return self._judge_jobs(ctx, judges)
 
     def _judged(
-        self, ctx: RunContext, judges: Sequence[Judge], model: str, sample: Sample, turn: int
+        self,
+        ctx: RunContext,
+        judges: Sequence[Judge],
+        model: str,
+        sample: Sample,
+        turn: int,
+        arm: str | None = None,
     ) -> bool:
         """Whether every judgment of this turn is in the log already (a resume)."""
         done = ctx.done
         return all(
-            judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=repeat)
+            judgment_key(
+                judge.id, model, sample.id, turn, criterion=criterion, repeat=repeat, arm=arm
+            )
             in done
             for criterion in self._criteria(sample, turn)
             for judge in judges
@@ -276,13 +311,17 @@ class Work:
         earlier: Sequence[Pair],
         answer: str,
         cut: bool = False,
+        arm: str | None = None,
     ) -> None:
         """Every judgment of one answered turn, side by side (callers skip a turn whose
         judgments are all in the log already: `_judged`). An answer cut off inside <think>
-        is not judged (`cut_off`): results count the turn as failed, with the reason."""
+        is not judged (`cut_off`): results count the turn as failed, with the reason.
+        `arm`: the stress arm the answer was given in (only the keys tell it apart)."""
         if cut:
             ctx.skip_judgments(
-                judgment_key(judge.id, model, sample.id, turn, criterion=criterion, repeat=r)
+                judgment_key(
+                    judge.id, model, sample.id, turn, criterion=criterion, repeat=r, arm=arm
+                )
                 for criterion in self._criteria(sample, turn)
                 for judge in judges
                 for r in range(self.repeats)
@@ -312,53 +351,97 @@ class Work:
                                 turn,
                                 criterion=task.criterion,
                                 repeat=repeat,
+                                arm=arm,
                             ),
                             model=model,
                             sample=sample,
                             turn=turn,
                             repeat=repeat,
                             meta=None if boundary is None else {"guard": boundary.record()},
+                            arm=arm,
                         )
                     )
         await _together(requests)
 
     async def _answer(
-        self, ctx: RunContext, model: str, sample: Sample, turn: int, own: Mapping[int, str]
+        self,
+        ctx: RunContext,
+        model: str,
+        sample: Sample,
+        turn: int,
+        own: Mapping[int, str],
+        arm: Arm | None = None,
+        given: Mapping[tuple[object, int], str] | None = None,
     ) -> tuple[list[Pair], str, bool] | None:
-        """Ask the model for one turn; (the conversation before it, the cleaned answer,
-        whether it was cut off inside <think>)."""
+        """Ask the model for one turn; (the conversation before it as the judge is shown
+        it, the cleaned answer, whether it was cut off inside <think>). With a stress `arm`
+        the model is asked with the arm's history (`given`: the answers it needs)."""
         benchmark = self.benchmark
-        earlier = earlier_pairs(sample, turn, benchmark.history, own)
+        earlier = shown = earlier_pairs(sample, turn, benchmark.history, own)
+        if arm is not None:
+            earlier, shown = arm.histories(sample, turn, earlier, given or {})
         record = await ctx.answer(
-            key=answer_key(model, sample.id, turn),
+            key=answer_key(model, sample.id, turn, None if arm is None else arm.kind),
             model=model,
             sample=sample,
             turn=turn,
             messages=benchmark.answer_messages(sample, turn, earlier),
             params=benchmark.answer_params(sample),
+            arm=None if arm is None else arm.kind,
+            meta=None if arm is None else {"perturbation": arm.record(sample)},
         )
-        return None if record is None else (earlier, record.text, cut_off(record))
+        return None if record is None else (shown, record.text, cut_off(record))
+
+    async def _needed(
+        self, ctx: RunContext, model: str, arm: Arm, sample: Sample
+    ) -> dict[tuple[object, int], str] | None:
+        """The unperturbed answers a stress arm's history holds (another sample's first
+        answer, for a distractor), asked as that sample's job asks them (one request
+        either way); None when one of them failed."""
+        given: dict[tuple[object, int], str] = {}
+        for other, turn in arm.needs(sample):
+            answered = await self._answer(ctx, model, other, turn, {})
+            if answered is None:
+                return None
+            given[(other.id, turn)] = answered[1]
+        return given
 
     def _run_jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
         model = self.model
         assert model is not None
 
-        async def in_order(sample: Sample) -> None:
-            own: dict[int, str] = {}
+        async def in_order(
+            sample: Sample, arm: Arm | None = None, before: Mapping[int, str] | None = None
+        ) -> None:
+            # a stress arm's dialogue forks from the unperturbed one (`before`: its answers
+            # up to the arm's first turn) and goes on in order under the arm
+            own: dict[int, str] = dict(before or {})
             judging: list[asyncio.Task[None]] = []
-            judged = set(sample.judged_turns())
+            judged = set(sample.judged_turns() if arm is None else arm.items(sample))
+            kind = None if arm is None else arm.kind
+            given = None if arm is None else await self._needed(ctx, model, arm, sample)
+            if arm is not None and given is None:
+                return  # what its history needs failed: pending, asked again on resume
             try:
                 for turn in sample.asked_turns():
-                    answered = await self._answer(ctx, model, sample, turn, own)
+                    if turn in own:
+                        continue
+                    if arm is None:
+                        judging.extend(
+                            asyncio.create_task(in_order(sample, fork, dict(own)))
+                            for fork in self.arms
+                            if fork.items(sample) and fork.answered(sample)[0] == turn
+                        )
+                    answered = await self._answer(ctx, model, sample, turn, own, arm, given)
                     if answered is None:  # never send a failed answer onward
                         break
                     earlier, text, cut = answered
                     own[turn] = text
-                    if turn in judged and not self._judged(ctx, judges, model, sample, turn):
+                    if turn in judged and not self._judged(ctx, judges, model, sample, turn, kind):
                         judging.append(
                             asyncio.create_task(
                                 self._judge_answer(
-                                    ctx, judges, model, sample, turn, earlier, text, cut
+                                    ctx, judges, model, sample, turn, earlier, text, cut, kind
                                 )
                             )
                         )
@@ -367,22 +450,32 @@ class Work:
                 for task in judging:
                     task.cancel()
 
-        async def one_turn(sample: Sample, turn: int) -> None:
-            answered = await self._answer(ctx, model, sample, turn, {})
-            if answered is not None and not self._judged(ctx, judges, model, sample, turn):
-                await self._judge_answer(ctx, judges, model, sample, turn, *answered)
+        async def one_turn(sample: Sample, turn: int, arm: Arm | None = None) -> None:
+            kind = None if arm is None else arm.kind
+            given = None if arm is None else await self._needed(ctx, model, arm, sample)
+            if arm is not None and given is None:
+                return
+            answered = await self._answer(ctx, model, sample, turn, {}, arm, given)
+            if answered is not None and not self._judged(ctx, judges, model, sample, turn, kind):
+                await self._judge_answer(ctx, judges, model, sample, turn, *answered, kind)
 
-        if self.benchmark.history == "simulated":
+        if self.benchmark.history == "simulated":  # stress arms need a fixed history
             return [
                 lambda s=s: self._simulated(ctx, judges, model, s) for s in self.benchmark.samples
             ]
+        jobs: list[Job]
         if self.benchmark.history == "self":
-            return [lambda s=s: in_order(s) for s in self.benchmark.samples]
-        return [
-            lambda s=s, t=t: one_turn(s, t)
-            for s in self.benchmark.samples
-            for t in s.judged_turns()
-        ]
+            jobs = [lambda s=s: in_order(s) for s in self.benchmark.samples]
+        else:
+            jobs = [
+                lambda s=s, t=t, a=a: one_turn(s, t, a)
+                for a in (None, *self.arms)
+                for s in self.benchmark.samples
+                for t in (s.judged_turns() if a is None else a.items(s))
+            ]
+        if self.arms:  # the judge's queue mixes the arms (seeded: a resume asks in order)
+            random.Random(self.shuffle_seed).shuffle(jobs)
+        return jobs
 
     async def _user_turn(
         self, ctx: RunContext, model: str, sample: Sample, turn: int, earlier: Sequence[Pair]
@@ -623,6 +716,18 @@ class Work:
                     for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
                         judge_chars += _chars(task.messages) * requests_per_item
                         estimate.judgments += requests_per_item
+        for arm in self.arms:  # (sized as the unperturbed requests: close enough)
+            for sample in benchmark.samples:
+                own = {t: filler for t in range(1, len(sample.turns) + 1)}
+                for turn in arm.answered(sample):
+                    earlier = earlier_pairs(sample, turn, benchmark.history, own)
+                    answer_chars += _chars(benchmark.answer_messages(sample, turn, earlier))
+                    estimate.answers += 1
+                for turn in arm.items(sample):
+                    earlier = earlier_pairs(sample, turn, benchmark.history, own)
+                    for task in benchmark.judge_tasks(sample, turn, earlier, own[turn]):
+                        judge_chars += _chars(task.messages) * requests_per_item
+                        estimate.judgments += requests_per_item
         if self.pairwise:
             texts_of = {s.model: s.turns for s in self.answer_sets}
             for game in self.games():
@@ -654,6 +759,8 @@ class Work:
         )
         if self.repeats > 1:
             what += f" x {self.repeats} repeats"
+        if self.arms:
+            what += f", with the stress arms {', '.join(arm.kind for arm in self.arms)}"
         estimate.notes.append(
             f"{len(samples)} {benchmark.sample_noun}, {turns} judged turns x {what}; "
             + (

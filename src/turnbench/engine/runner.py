@@ -140,6 +140,8 @@ class RunContext:
         #: judgment keys not requested because the answer ended inside <think> (results
         #: count those turns as failed; nothing is logged, so a resume skips them again)
         self.not_judged: set[str] = set()
+        #: answers being requested, by key (a second caller awaits the first one's request)
+        self._answering: dict[str, asyncio.Future[AnswerRecord | AnswerDone | None]] = {}
 
     # -- bookkeeping -----------------------------------------------------------------------
     def _spent(self, worst: float = 0.0) -> str | None:
@@ -263,6 +265,7 @@ class RunContext:
         turn: int,
         judge: str | None = None,
         pair: tuple[str, str] | None = None,
+        arm: str | None = None,
     ) -> None:
         self.counters.request_failures += 1
         batch_id = getattr(error, "batch_id", None)  # the provider reported the item failed
@@ -279,6 +282,7 @@ class RunContext:
                 judge=judge,
                 pair=pair,
                 meta={"batch": batch_id} if batch_id else {},
+                arm=arm,
             )
         )
         self.progress.advance(f"{stage}s", "failed")
@@ -293,12 +297,55 @@ class RunContext:
         turn: int,
         messages: list[Message],
         params: RequestParams,
+        arm: str | None = None,
+        meta: Mapping[str, object] | None = None,
     ) -> AnswerRecord | AnswerDone | None:
         """The answer to one turn: the logged one, else one requested now (live, or in the
-        model's provider batch with --model-batch). `.text` is the cleaned answer."""
+        model's provider batch with --model-batch). `.text` is the cleaned answer. `arm`:
+        the stress arm it is asked in, `meta` what its record keeps of the arm.
+
+        Two callers asking for the same key at once (a stress arm needs the answer another
+        sample's job is asking for) share the one request."""
         cached = self.done.get(key)
         if isinstance(cached, AnswerDone):
             return cached
+        pending = self._answering.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[AnswerRecord | AnswerDone | None]
+        future = asyncio.get_running_loop().create_future()
+        self._answering[key] = future
+        try:
+            record = await self._request_answer(
+                key=key,
+                model=model,
+                sample=sample,
+                turn=turn,
+                messages=messages,
+                params=params,
+                arm=arm,
+                meta=meta,
+            )
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            del self._answering[key]
+        future.set_result(record)
+        return record
+
+    async def _request_answer(
+        self,
+        *,
+        key: str,
+        model: str,
+        sample: Sample,
+        turn: int,
+        messages: list[Message],
+        params: RequestParams,
+        arm: str | None,
+        meta: Mapping[str, object] | None,
+    ) -> AnswerRecord | None:
         if self.model_backend is None:
             raise RuntimeError("this run has no model backend")
         queue = self.batches.get("model")
@@ -315,7 +362,7 @@ class RunContext:
                 else:
                     completion = await self.model_backend.complete(messages, params)
             except RequestFailedError as error:
-                self._fail(key, "answer", error, model=model, sample=sample, turn=turn)
+                self._fail(key, "answer", error, model=model, sample=sample, turn=turn, arm=arm)
                 if not isinstance(error, AttemptRefusedError):
                     return None
                 refused = error.reason
@@ -331,7 +378,7 @@ class RunContext:
             group=sample.group,
             text=text,
             raw_text=completion.text if text != completion.text else None,
-            meta={UNCLOSED_THINK: True} if cleaned.unclosed_think else {},
+            meta={**(meta or {}), **({UNCLOSED_THINK: True} if cleaned.unclosed_think else {})},
             messages=messages,
             params=completion.sent_params,
             finish_reason=completion.finish_reason,
@@ -343,6 +390,7 @@ class RunContext:
             batch_id=batch_id,
             batch_usage=completion.usage if batch_id else None,
             endpoints=[completion.endpoint] if completion.endpoint else [],
+            arm=arm,
         )
         tokens = None
         if self.budget.max_tokens is not None:
@@ -507,6 +555,7 @@ class RunContext:
         order: Literal["AB", "BA"] | None = None,
         repeat: int = 0,
         meta: Mapping[str, object] | None = None,
+        arm: str | None = None,
     ) -> JudgmentRecord | JudgmentDone | None:
         """One judgment (the logged one when `key` is done); `meta` is kept in the record
         (e.g. the guard's boundary, so the request can be rebuilt)."""
@@ -533,6 +582,7 @@ class RunContext:
                     turn=turn,
                     judge=judge.id,
                     pair=pair,
+                    arm=arm,
                 )
                 if not isinstance(error, AttemptRefusedError):
                     return None
@@ -586,6 +636,7 @@ class RunContext:
             batch_usage=batched.usage if batched else None,
             endpoints=[c.endpoint for c in outcome.completions if c.endpoint],
             meta=kept,
+            arm=arm,
         )
         tokens = None
         if self.budget.max_tokens is not None:

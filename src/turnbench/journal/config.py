@@ -52,6 +52,9 @@ class RunConfig(BaseModel):
     judge_repeats: int = Field(default=1, ge=1)
     repeat_aggregate: Literal["mean", "median"] = "mean"
     panel_aggregate: Literal["mean", "median", "majority"] = "mean"
+    #: stress arms (`--perturb`): kind -> its settings. An arm may be added or left out on a
+    #: resume (its records are its own); one kept must keep its settings (`check_resume`)
+    perturb: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def judge(self) -> str:
@@ -76,6 +79,7 @@ class RunConfig(BaseModel):
                 "judge_repeats",
                 "repeat_aggregate",
                 "panel_aggregate",
+                "perturb",
             },
         )
         if self.user is None:  # (runs without a user model: identities as they always were)
@@ -160,6 +164,9 @@ def check_resume(previous: RunConfig, current: RunConfig, *, allow_new_judge: bo
     for name in sorted(set(previous.answers_sha256) & set(current.answers_sha256)):
         if previous.answers_sha256[name] != current.answers_sha256[name]:
             lines.append(f"  answers of {name}: the answer file changed since the last run")
+    for kind in sorted(set(previous.perturb) & set(current.perturb)):
+        changed = describe_differences(previous.perturb[kind], current.perturb[kind])
+        lines += [f"  --perturb {kind}: {line.strip()}" for line in changed]
     new_judge = previous.judge != current.judge
     if new_judge and not allow_new_judge:
         lines.insert(0, f"  judge: {previous.judge} -> {current.judge}")

@@ -158,6 +158,7 @@ class AnswerDone:
     unclosed_think: bool = False  # cut off inside <think> (not judged; counted)
     offset: int = -1  # where its line starts in the log (readers fetch the record again)
     length: int = 0
+    arm: str | None = None  # a stress arm's answer (readers of the unperturbed run skip it)
 
     def same_text(self, text: str) -> bool:
         return self.digest == text_digest(text)
@@ -192,6 +193,7 @@ class JudgmentDone:
     model_b: str | None = None
     offset: int = -1  # where its line starts in the log (readers fetch the record again)
     length: int = 0
+    arm: str | None = None  # judged a stress arm's answer (readers of the unperturbed skip it)
 
     @property
     def is_game(self) -> bool:
@@ -260,6 +262,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         chars=len(record.text),
         finish_reason=record.finish_reason,
         unclosed_think=bool(record.meta.get(UNCLOSED_THINK)),
+        arm=record.arm,
     )
 
 
@@ -289,6 +292,7 @@ def judgment_done(record: JudgmentRecord, key: str) -> JudgmentDone:
         origin=record.origin,
         model_a=meta.get("model_a") if pair is not None else None,
         model_b=meta.get("model_b") if pair is not None else None,
+        arm=record.arm,
     )
 
 
@@ -472,7 +476,8 @@ class LogIndex:
             failures.pop(record.key, None)
             failures.pop(key, None)
         if isinstance(record, AnswerRecord):
-            self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
+            if record.arm is None:  # (a stress arm's answers are not the model's run)
+                self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
             if record.origin == "generated":
                 self.answer_usage.add(record.usage, record.batch_usage)
                 self.answer_provenance.add(record)

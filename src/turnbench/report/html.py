@@ -40,6 +40,7 @@ from turnbench.report.samples import (
     texts_from_data,
     user_turn_note,
 )
+from turnbench.report.stress import stress_section
 from turnbench.report.trust import trust_section
 from turnbench.store.rundir import Entry, Run
 
@@ -63,6 +64,10 @@ class ReportOptions:
     inline_limit: int = INLINE_LIMIT  # bytes of dialogues kept in the report file itself
     page_limit: int = PAGE_LIMIT  # bytes of dialogues per page file
     pages: Pages | None = None  # set by build_report when `out` is given
+    # the dialogue browser section (`turnbench view` shows conversations on pages of their own)
+    dialogues: bool = True
+    # the href of a sample in the movers table (None: its place in the dialogue browser)
+    sample_href: Callable[[Entry, str], str] | None = None
     # dialogues rendered in a second process: None = when the report is large (Linux)
     parallel: bool | None = None
 
@@ -494,8 +499,16 @@ def _ratings(ratings: Any) -> str:
 
 
 # -- comparison -----------------------------------------------------------------------------
-def _comparison(comparison: Comparison) -> str:
+def _comparison(
+    comparison: Comparison, sample_href: Callable[[Entry, str], str] | None = None
+) -> str:
     kind = comparison.group_kind
+
+    def link(sample: str) -> str:
+        if sample_href is None:
+            return _sample_link(comparison.benchmark, sample)
+        return f'<a href="{esc(sample_href(comparison.new, sample))}">{esc(sample)}</a>'
+
     overall = comparison.overall
     rows = [
         [
@@ -515,7 +528,7 @@ def _comparison(comparison: Comparison) -> str:
     )
     movers = [
         [
-            _sample_link(comparison.benchmark, p.sample_id),
+            link(p.sample_id),
             esc(p.group),
             fmt(p.base),
             fmt(p.new),
@@ -554,7 +567,7 @@ def _comparisons(benchmark: str, entries: list[Entry], options: ReportOptions) -
                 f'<p class="muted">Not compared: {esc(error.message)}</p>'
             )
             continue
-        parts.append(_comparison(result))
+        parts.append(_comparison(result, options.sample_href))
     if len(entries) > 1 + MAX_COMPARISONS:
         parts.append(
             f'<p class="muted">Only the first {MAX_COMPARISONS} comparisons are shown; '
@@ -570,7 +583,9 @@ def _comparisons(benchmark: str, entries: list[Entry], options: ReportOptions) -
 
 
 # -- diagnostics ----------------------------------------------------------------------------
-def _diagnostics(entries: list[Entry]) -> str:
+def _diagnostics(
+    entries: list[Entry], sample_href: Callable[[Entry, str], str] | None = None
+) -> str:
     rows = []
     failure_rows = []
     for entry in entries:
@@ -599,7 +614,9 @@ def _diagnostics(entries: list[Entry]) -> str:
                 failure_rows.append(
                     [
                         esc(entry.label),
-                        _sample_link(entry.run.benchmark, sample),
+                        _sample_link(entry.run.benchmark, sample)
+                        if sample_href is None
+                        else f'<a href="{esc(sample_href(entry, sample))}">#{esc(sample)}</a>',
                         esc(turn),
                         esc(record.parse_error or "unparseable"),
                         esc(record.reasks),
@@ -710,6 +727,12 @@ def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) 
 
 
 def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = None) -> str:
+    return page(options.title, report_body(runs, options, warn))
+
+
+def report_body(runs: list[Run], options: ReportOptions, warn: Warn | None = None) -> str:
+    """The report's markup inside <body> (escaped): `turnbench report` frames it as one
+    file, `turnbench view` as a page of its own with the same sections."""
     warn = warn or (lambda _message: None)
     if options.out is not None:
         options.pages = Pages(
@@ -741,7 +764,11 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             + _spending(runs),
         )
     )
-    dialogues = _dialogues_started(runs, entries, benchmarks, options, warn)
+    dialogues = (
+        _dialogues_started(runs, entries, benchmarks, options, warn)
+        if options.dialogues
+        else lambda: ([], [])
+    )
     for benchmark in benchmarks:
         single = [e for e in entries if e.run.benchmark == benchmark and not e.run.pairwise]
         if single:
@@ -761,15 +788,20 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
             toc.append((ident, f"pairwise: {run.label}"))
             sections.append(section(ident, f"Pairwise: {run.label}", _pairwise(run)))
     toc.append(("judge", "Judge diagnostics"))
-    sections.append(section("judge", "Judge diagnostics", _diagnostics(entries)))
+    diagnostics = _diagnostics(entries, options.sample_href)
+    sections.append(section("judge", "Judge diagnostics", diagnostics))
     trust = trust_section(entries, runs)
     if trust:
         toc.append(("trust", "Judge trust"))
         sections.append(section("trust", "Judge trust", trust))
+    stress = stress_section(entries)
+    if stress:
+        toc.append(("stress", "Stress arms"))
+        sections.append(section("stress", "Stress arms", stress))
     browsers, written = dialogues()
     if options.pages is not None:
         options.pages.written[:] = written  # (the pages a child process wrote)
-    for benchmark, browser in zip(benchmarks, browsers, strict=True):
+    for benchmark, browser in zip(benchmarks if options.dialogues else [], browsers, strict=True):
         ident = f"dialogues-{benchmark}"
         toc.append((ident, f"{benchmark} dialogues"))
         sections.append(
@@ -804,7 +836,7 @@ def build_report(runs: list[Run], options: ReportOptions, warn: Warn | None = No
         f'<div class="muted small">generated {esc(generated)} by turnbench {esc(__version__)}'
         f'</div><ul class="small">{runs_list}</ul><nav class="toc">{nav}</nav></header>'
     )
-    return page(options.title, header + "<main>" + warnings_markup + "".join(sections) + "</main>")
+    return header + "<main>" + warnings_markup + "".join(sections) + "</main>"
 
 
 def _dialogues_started(
@@ -872,3 +904,7 @@ def write_report(text: str, out: Path) -> Path:
 
     write_text(out, text)
     return out
+
+
+#: the comparison section of one pair of runs (`turnbench view`'s compare page uses it too)
+comparison_markup = _comparison

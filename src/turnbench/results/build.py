@@ -39,6 +39,7 @@ from turnbench.journal.runlog import parse_record_bytes
 from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
 from turnbench.record_keys import answer_key, game_key, judgment_key, record_key, user_turn_key
+from turnbench.results.stress import ArmResults, perturbations
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
 from turnbench.trust.length import fit_length_effect
@@ -231,6 +232,9 @@ class RunInfo(BaseModel):
 
 class SingleRunResults(ModelResults, RunInfo):
     """`turnbench run`: the model's results at the top level."""
+
+    #: --perturb: each stress arm against the unperturbed run (docs/stress.md)
+    perturbations: dict[str, ArmResults] | None = None
 
 
 class JudgeOnlyResults(RunInfo):
@@ -502,7 +506,8 @@ class LogView:
         self._lengths: dict[str, dict[tuple[SampleId, int], int]] = {}
         self.done = self.index.done
         self.invalid = self.index.invalid
-        self.judged: dict[tuple[str, str], list[JudgedTurn]] = {}  # (model, judge) -> items
+        #: (model, judge, repeat, arm) -> items
+        self.judged: dict[tuple[str, str, int, str | None], list[JudgedTurn]] = {}
         self.planned: list[tuple[Sample, int, str | None]] | None = None
 
     def judgment(self, key: str) -> JudgmentDone | None:
@@ -514,11 +519,18 @@ class LogView:
         return self.index.answered.get(model, set())
 
     def answer(
-        self, model: str, sample_id: SampleId, turn: int, *, read: bool = True
+        self,
+        model: str,
+        sample_id: SampleId,
+        turn: int,
+        *,
+        read: bool = True,
+        arm: str | None = None,
     ) -> str | None:
         """The recorded (cleaned) answer of a turn, if there is one. The index keeps the
-        texts of generated answers; an imported one is read back from the log (`read`)."""
-        key = answer_key(model, sample_id, turn)
+        texts of generated answers; an imported one is read back from the log (`read`).
+        `arm`: the answer given in that stress arm."""
+        key = answer_key(model, sample_id, turn, arm)
         done = self.done.get(key)
         if not isinstance(done, AnswerDone):
             return None
@@ -541,7 +553,7 @@ class LogView:
         texts: dict[tuple[SampleId, int], str] = {}
         unread: list[AnswerDone] = []
         for key, done in self.done.items():
-            if not isinstance(done, AnswerDone) or done.model != model:
+            if not isinstance(done, AnswerDone) or done.model != model or done.arm is not None:
                 continue
             text = done.text if done.text is not None else self._held.get(key)
             if text is not None:
@@ -574,7 +586,7 @@ class LogView:
             lengths = {
                 (done.sample_id, done.turn): done.chars
                 for done in self.done.values()
-                if isinstance(done, AnswerDone) and done.model == model
+                if isinstance(done, AnswerDone) and done.model == model and done.arm is None
             }
             self._lengths[model] = lengths
         return lambda sample_id, turn: lengths.get((sample_id, turn))
@@ -584,19 +596,21 @@ class LogView:
         found = [
             (d.sample_id, d.turn)
             for d in self.done.values()
-            if isinstance(d, AnswerDone) and d.model == model and d.unclosed_think
+            if isinstance(d, AnswerDone) and d.model == model and d.unclosed_think and d.arm is None
         ]
         return sorted(found, key=lambda item: (str(item[0]), item[1]))
 
 
 def judged_turns(
-    work: Work, view: LogView, model: str, judge: str, repeat: int = 0
+    work: Work, view: LogView, model: str, judge: str, repeat: int = 0, arm: str | None = None
 ) -> list[JudgedTurn]:
     """Every planned judged turn (and criterion) of `model` by `judge`, as the log has it.
 
     A turn without judge requests is one item, scored once its answer is recorded. Answer
-    texts the index does not hold are read back only for benchmarks that need them."""
-    cached = view.judged.get((model, judge, repeat))
+    texts the index does not hold are read back only for benchmarks that need them. `arm`:
+    the items as that stress arm's keys have them (every planned turn: the caller keeps
+    the arm's own)."""
+    cached = view.judged.get((model, judge, repeat, arm))
     if cached is not None:
         return cached
     items: list[JudgedTurn] = []
@@ -604,9 +618,9 @@ def judged_turns(
     with_text = work.benchmark.needs_answer_text
     simulated = work.benchmark.history == "simulated"
     for sample, turn, criterion in planned_items(work, view):
-        answer = view.answer(model, sample.id, turn, read=with_text)
-        answered_as = done.get(answer_key(model, sample.id, turn))
-        if answer is None and simulated:  # a conversation the user ended before this turn
+        answer = view.answer(model, sample.id, turn, read=with_text, arm=arm)
+        answered_as = done.get(answer_key(model, sample.id, turn, arm))
+        if answer is None and simulated and arm is None:  # the user ended before this turn
             final = ended_before(view, model, sample.id, turn)
             if final is not None:
                 answer = view.answer(model, sample.id, final, read=with_text)
@@ -630,11 +644,13 @@ def judged_turns(
             status: Literal["scored", "pending"] = "scored" if answered else "pending"
             items.append(JudgedTurn(sample, turn, status, answer=answer))
             continue
-        key = judgment_key(judge, model, sample.id, turn, criterion=criterion, repeat=repeat)
+        key = judgment_key(
+            judge, model, sample.id, turn, criterion=criterion, repeat=repeat, arm=arm
+        )
         record = done.get(key)
         judgment = record if isinstance(record, JudgmentDone) else None
         items.append(_judged(sample, turn, criterion, judgment, answer))
-    view.judged[(model, judge, repeat)] = items
+    view.judged[(model, judge, repeat, arm)] = items
     return items
 
 
@@ -700,14 +716,17 @@ def _judged(
     )
 
 
-def panel_items(work: Work, config: RunConfig, view: LogView, model: str) -> trust.PanelItems:
-    """Every judgment of `model`'s items: per judge, per repeat (combined as configured).
-    A run with no judge (every turn scored from its answer) has its items under NO_JUDGE."""
+def panel_items(
+    work: Work, config: RunConfig, view: LogView, model: str, arm: str | None = None
+) -> trust.PanelItems:
+    """Every judgment of `model`'s items: per judge, per repeat (combined as configured);
+    `arm`: of that stress arm. A run with no judge (every turn scored from its answer) has its
+    items under NO_JUDGE."""
     judges = [judge.id for judge in config.judges] or [NO_JUDGE]
     return trust.PanelItems(
         {
             judge: [
-                judged_turns(work, view, model, judge, repeat)
+                judged_turns(work, view, model, judge, repeat, arm)
                 for repeat in range(config.judge_repeats)
             ]
             for judge in judges
@@ -1099,6 +1118,18 @@ def build_results(
         panels = {config.model: panel_items(work, config, view, config.model)}
         single = model_results(work, config, view, config.model, panels[config.model])
         _add_length(work, view, panels, {config.model: single})
+        if work.arms:  # --perturb: each stress arm against the unperturbed run
+            model = config.model
+            arm_items = {
+                arm.kind: panel_items(work, config, view, model, arm.kind).combined
+                for arm in work.arms
+            }
+            single["perturbations"] = perturbations(
+                work,
+                panels[model].combined,
+                arm_items,
+                lambda sample_id, turn, arm: view.answer(model, sample_id, turn, arm=arm),
+            )
         results = {**single, **common}
     else:
         panels = {name: panel_items(work, config, view, name) for name in work.models}

@@ -67,6 +67,7 @@ def rank_runs(
                     and not record.is_game
                     and record.criterion is None
                     and record.repeat == 0
+                    and record.arm is None
                     and record_problem(record) is None
                 ):
                     latest[record_key(record)] = record

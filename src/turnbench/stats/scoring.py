@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from functools import lru_cache
@@ -84,3 +85,18 @@ def bootstrap_group_cis(
         )
         for group, members in clusters.items()
     }
+
+
+def wilson_interval(
+    successes: int, trials: int, z: float = 1.959963984540054
+) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default): unlike the normal
+    approximation it stays inside [0, 1] and is not zero-width at 0 or n successes, which a
+    rate near 0 or 1 (an injection always or never obeyed) needs. `trials` must be > 0."""
+    if trials <= 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials and trials > 0, not {successes}/{trials}")
+    share = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (share + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -283,3 +283,69 @@ def agreement(votes: list[Vote]) -> dict[str, dict[str, dict[str, dict[str, Any]
             }
         report[pair_key(first, second)] = by_turn
     return report
+
+
+# -- single grading: scores of one answer ------------------------------------------------------
+@dataclass(frozen=True)
+class Score:
+    """One judge's (or the pooled humans') 1-10 score of one model's answer to one turn."""
+
+    judge: str
+    question_id: str
+    model: str
+    turn: int
+    score: float
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.question_id, self.model)
+
+
+def _score_stats(pairs: list[tuple[float, float]], symmetric: bool) -> dict[str, Any]:
+    """Exact agreement of the rounded scores, agreement within one point, the mean absolute
+    difference, and Cohen's kappa over the rounded scores as categories (unweighted)."""
+    total = len(pairs)
+    rounded = [(str(round(a)), str(round(b))) for a, b in pairs]
+    agree = sum(a == b for a, b in rounded)
+    kappa_pairs = rounded + [(b, a) for a, b in rounded] if symmetric else rounded
+    return {
+        "agree": agree,
+        "within_1": sum(abs(a - b) <= 1 for a, b in pairs),
+        "total": total,
+        "rate": agree / total if total else None,
+        "mean_abs_diff": sum(abs(a - b) for a, b in pairs) / total if total else None,
+        "kappa": cohen_kappa(kappa_pairs),
+    }
+
+
+def score_agreement(scores: list[Score]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{"judge1|judge2": {turn: stats}} over the scores of the same answer: two judges pair
+    every score of one with every score of the other; a judge with itself pairs its scores
+    i<j (different annotators pooled as `human`), as `agreement` does for votes."""
+    table: dict[int, dict[tuple[str, str], dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for score in scores:
+        table[score.turn][score.key][score.judge].append(score.score)
+    judges = sorted({score.judge for score in scores}, key=_judge_order)
+    report: dict[str, dict[str, dict[str, Any]]] = {}
+    for index, first in enumerate(judges):
+        for second in judges[index:]:
+            by_turn: dict[str, dict[str, Any]] = {}
+            for turn in sorted(table):
+                compared: list[tuple[float, float]] = []
+                for by_judge in table[turn].values():
+                    one = by_judge.get(first, [])
+                    if first == second:
+                        compared += [
+                            (one[i], one[j])
+                            for i in range(len(one))
+                            for j in range(i + 1, len(one))
+                        ]
+                    else:
+                        compared += [(a, b) for a in one for b in by_judge.get(second, [])]
+                if compared:
+                    by_turn[str(turn)] = _score_stats(compared, first == second)
+            if by_turn:
+                report[pair_key(first, second)] = by_turn
+    return report

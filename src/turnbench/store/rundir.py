@@ -104,7 +104,7 @@ class RunRecords:
 
     def _add(self, record: LogRecord, offset: int, length: int) -> None:
         self.index.add(record, offset, length)
-        if isinstance(record, AnswerRecord) and record.messages:
+        if isinstance(record, AnswerRecord) and record.messages and record.arm is None:
             asked = self.questions.setdefault(str(record.sample_id), {})
             users = [m["content"] for m in record.messages if m.get("role") == "user"]
             for turn, question in enumerate(users, start=1):
@@ -155,6 +155,9 @@ class Entry:
     run: Run
     model: str
     results: dict[str, Any]
+    #: a stress arm (`--perturb KIND`): its answers and judgments instead of the
+    #: unperturbed run's (`turnbench compare --arm KIND`)
+    arm: str | None = None
 
     @property
     def label(self) -> str:
@@ -165,7 +168,7 @@ class Entry:
         """The latest answer per turn (compact: `run.load` gives the whole record)."""
         latest: dict[TurnKey, AnswerDone] = {}
         for done in self.run.index.done.values():
-            if isinstance(done, AnswerDone) and done.model == self.model:
+            if isinstance(done, AnswerDone) and done.model == self.model and done.arm == self.arm:
                 latest[(str(done.sample_id), done.turn)] = done
         return latest
 
@@ -183,6 +186,7 @@ class Entry:
                 and not done.is_game
                 and done.criterion is None
                 and done.repeat == 0
+                and done.arm == self.arm
             ):
                 latest[(str(done.sample_id), done.turn)] = done
         return latest
@@ -197,6 +201,8 @@ class Entry:
         judges = {*self.run.judge_ids, self.run.judge}
         for failure in self.run.open_failures.values():
             if failure.model != self.model or failure.sample_id is None or failure.turn is None:
+                continue
+            if failure.arm != self.arm:
                 continue
             if failure.stage == "judgment" and (failure.judge not in judges or failure.pair):
                 continue
@@ -500,6 +506,8 @@ def latest_records(
     judgments: dict[str, JudgmentRecord] = {}
     answers: dict[tuple[str, str, int], AnswerRecord] = {}
     for record in run.all_records():
+        if isinstance(record, AnswerRecord | JudgmentRecord) and record.arm is not None:
+            continue  # a stress arm's work: not the model's own run
         if isinstance(record, JudgmentRecord) and record_problem(record) is None:
             judgments[record_key(record)] = record
         elif isinstance(record, AnswerRecord):

@@ -146,9 +146,13 @@ def input_digest(
         return None
     try:
         reference = options.benchmark_options.get("reference_file")
+        planted = options.planted_answers
+        if planted is not None and is_run_dir(planted):
+            planted = planted / LOG_NAME
         named = {
             "reference_file": Path(reference) if reference is not None else None,
             "prices": options.prices,
+            "planted_answers": planted,
         }
         side_files = {
             name: _input_file_sha256(path) for name, path in named.items() if path is not None

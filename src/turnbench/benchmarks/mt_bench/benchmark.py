@@ -284,6 +284,14 @@ class MTBench(Benchmark):
             return self.references[int(sample.id)]
         return None
 
+    def reference_answer(self, sample: Sample, turn: int) -> str | None:
+        if sample.group not in REFERENCE_CATEGORIES:
+            return None
+        references = self.references.get(int(sample.id))
+        if references is None or not 1 <= turn <= len(references):
+            return None
+        return references[turn - 1]
+
     def judge_tasks(
         self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
     ) -> list[JudgeTask]:

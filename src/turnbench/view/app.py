@@ -1,0 +1,342 @@
+"""`turnbench view`: the aiohttp application over the served run directories.
+
+Every request passes two middlewares, in this order: the token check (when a token is set,
+which it always is on an address other than loopback: a request without it is 401 before
+anything else runs) and the security headers (the report's strict Content-Security-Policy:
+scripts and styles only from this server's own static files, images only as data: URIs,
+no framing, no referrer, so a token in a URL never leaks to another site).
+
+A run is named in URLs by the index of its served folder and its path below it; the path is
+resolved and must stay inside that folder (no `..`, no link out of it). Pages are rendered
+from Jinja2 templates with autoescaping on; markup built by the report's own code is the
+only markup passed through unescaped (it escapes every text itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from turnbench.errors import UserError
+from turnbench.view.pages import RunCache
+from turnbench.view.runs import RunDir, RunFinder
+
+HERE = Path(__file__).parent
+TOKEN_COOKIE = "turnbench_view_token"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+STATIC = {"view.js": "text/javascript", "view.css": "text/css", "report.css": "text/css"}
+EVENT_INTERVAL = 1.0  # seconds between two looks at the runs for the live page
+HEARTBEAT = 15.0
+FINDER: web.AppKey[RunFinder] = web.AppKey("finder", RunFinder)
+CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
+TEMPLATES: web.AppKey[Environment] = web.AppKey("templates", Environment)
+ROOTS: web.AppKey[list[Path]] = web.AppKey("roots", list)
+STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _offered_token(request: web.Request) -> tuple[str | None, bool]:
+    """The token a request carries, and whether it came in the query (then a cookie is set,
+    so the links of the page work without it)."""
+    header = request.headers.get("Authorization", "")
+    if header[:7].lower() == "bearer ":
+        return header[7:].strip(), False
+    query = request.query.get("token")
+    if query is not None:
+        return query, True
+    return request.cookies.get(TOKEN_COOKIE), False
+
+
+def token_middleware(token: str | None) -> Any:
+    expected = None if token is None else token.encode("utf-8")
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if expected is None:
+            return await handler(request)
+        offered, from_query = _offered_token(request)
+        if offered is None or not hmac.compare_digest(offered.encode("utf-8"), expected):
+            refused = web.Response(
+                status=401,
+                text="401: this server needs its token (?token=... or Authorization: Bearer)\n",
+                headers={"WWW-Authenticate": "Bearer", "Cache-Control": "no-store"},
+            )
+            _secure(refused.headers)
+            return refused
+        response = await handler(request)
+        if from_query and not response.prepared:
+            response.set_cookie(
+                TOKEN_COOKIE, offered, httponly=True, samesite="Strict", path="/",
+                secure=request.secure,
+            )  # fmt: skip
+        return response
+
+    return check
+
+
+def _secure(headers: Any) -> None:
+    headers.setdefault("Content-Security-Policy", CSP)
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("Referrer-Policy", "no-referrer")
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers.setdefault("Cache-Control", "no-store")
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as error:
+        _secure(error.headers)
+        raise
+    if not response.prepared:
+        _secure(response.headers)
+    return response
+
+
+# -- paths ---------------------------------------------------------------------------------
+def safe_run_path(roots: list[Path], root: int, rel: str) -> Path:
+    """The run directory `rel` below served folder `root`, refused (404) when the path would
+    leave it: `..`, an absolute path, or a link whose target is outside."""
+    if not 0 <= root < len(roots):
+        raise web.HTTPNotFound(text="no such served folder")
+    parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts) or rel.startswith("/") or "\x00" in rel:
+        raise web.HTTPNotFound(text="no such run")
+    base = roots[root]
+    target = base.joinpath(*parts).resolve()
+    if target != base and base not in target.parents:
+        raise web.HTTPNotFound(text="no such run")
+    return target
+
+
+def _run_for(request: web.Request, root_key: str = "root", path_key: str = "path") -> RunDir:
+    roots = request.app[ROOTS]
+    try:
+        root = int(request.match_info.get(root_key) or request.query.get(root_key, ""))
+    except ValueError:
+        raise web.HTTPNotFound(text="no such served folder") from None
+    rel = request.match_info.get(path_key) or request.query.get(path_key, "")
+    target = safe_run_path(roots, root, rel)
+    rel_path = target.relative_to(roots[root]).as_posix() if target != roots[root] else "."
+    found = request.app[FINDER].get(root, rel_path)
+    if found is None:
+        raise web.HTTPNotFound(text="no such run")
+    return found
+
+
+# -- handlers ------------------------------------------------------------------------------
+def _render(request: web.Request, name: str, **values: Any) -> web.Response:
+    text = request.app[TEMPLATES].get_template(name).render(**values)
+    return web.Response(text=text, content_type="text/html")
+
+
+def _summaries(request: web.Request) -> list[dict[str, Any]]:
+    return [run.summary() for run in request.app[FINDER].runs()]
+
+
+async def api_runs(request: web.Request) -> web.Response:
+    summaries = await asyncio.to_thread(_summaries, request)
+    return web.json_response(summaries, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+
+
+async def runs_page(request: web.Request) -> web.Response:
+    summaries = await asyncio.to_thread(_summaries, request)
+    roots = request.app[ROOTS]
+    return _render(request, "runs.html", runs=summaries, roots=[str(r) for r in roots])
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: the runs' rows each time one of them changed (a cheap look at
+    every log's size and new lines once per EVENT_INTERVAL)."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
+    )
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    await response.prepare(request)
+    last, quiet = "", 0.0
+    stopping = request.app[STOPPING]
+    try:
+        while not stopping.is_set():
+            summaries = await asyncio.to_thread(_summaries, request)
+            text = json.dumps(summaries, ensure_ascii=False)
+            if text != last:
+                await response.write(b"event: runs\ndata: " + text.encode("utf-8") + b"\n\n")
+                last, quiet = text, 0.0
+            elif quiet >= HEARTBEAT:
+                await response.write(b": still here\n\n")
+                quiet = 0.0
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), EVENT_INTERVAL)
+            quiet += EVENT_INTERVAL
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    return response
+
+
+async def run_page(request: web.Request) -> web.Response:
+    run = _run_for(request)
+    page = await asyncio.to_thread(request.app[CACHE].run_page, run)
+    return _render(request, "run.html", run=run.summary(), **page)
+
+
+async def conversation_page(request: web.Request) -> web.Response:
+    run = _run_for(request)
+    sample = request.query.get("sample", "")
+    others = [r for r in request.app[FINDER].runs() if r is not run]
+    page = await asyncio.to_thread(request.app[CACHE].conversation, run, sample, others)
+    return _render(request, "conversation.html", run=run.summary(), **page)
+
+
+async def side_by_side(request: web.Request) -> web.Response:
+    base = _run_for(request, "a_root", "a")
+    new = _run_for(request, "b_root", "b")
+    sample = request.query.get("sample", "")
+    cache = request.app[CACHE]
+    left = await asyncio.to_thread(cache.conversation, base, sample, [])
+    right = await asyncio.to_thread(cache.conversation, new, sample, [])
+    return _render(
+        request, "pair.html", sample=sample, left=left, right=right,
+        left_run=base.summary(), right_run=new.summary(),
+    )  # fmt: skip
+
+
+async def compare_page(request: web.Request) -> web.Response:
+    base = _run_for(request, "a_root", "a")
+    new = _run_for(request, "b_root", "b")
+    page = await asyncio.to_thread(
+        request.app[CACHE].compare, base, new, request.query.get("a_model"),
+        request.query.get("b_model"),
+    )  # fmt: skip
+    return _render(request, "compare.html", base=base.summary(), new=new.summary(), **page)
+
+
+async def static(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in STATIC:
+        raise web.HTTPNotFound()
+    if name == "report.css":
+        from turnbench.report.assets import STYLE
+
+        body = STYLE.encode("utf-8")
+    else:
+        body = (HERE / "static" / name).read_bytes()
+    response = web.Response(body=body, content_type=STATIC[name])
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+WARM_INTERVAL = 5.0
+
+
+def _warm(app: web.Application, stop: threading.Event) -> None:
+    """Read every run that is not being written into the cache, in a background thread, and
+    look again every WARM_INTERVAL s (an unchanged run costs two stat calls): a large run is
+    read once, while the reader looks at the runs page, instead of when its page is opened.
+    A run being written is read when its page is asked for (it changes every second)."""
+    while not stop.is_set():
+        for run in app[FINDER].runs()[: app[CACHE].size]:
+            if stop.is_set():
+                return
+            if run.summary()["state"] != "running":
+                app[CACHE].run_page(run)
+        stop.wait(WARM_INTERVAL)
+
+
+async def no_favicon(_request: web.Request) -> web.Response:
+    return web.Response(status=204)
+
+
+def templates() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["num"] = lambda v, d=2: "–" if not isinstance(v, int | float) else f"{v:.{d}f}"
+    env.filters["ci"] = lambda v: (
+        f"[{v[0]:.2f}, {v[1]:.2f}]"
+        if isinstance(v, list | tuple) and len(v) == 2 and None not in v
+        else "–"
+    )
+    return env
+
+
+def build_app(
+    dirs: list[Path],
+    *,
+    token: str | None,
+    annotate_run: Path | None = None,
+    votes_path: Path | None = None,
+    overlap: int = 2,
+    warm: bool = True,
+) -> web.Application:
+    """The application over `dirs` (each must be a directory). `token`: every request must
+    carry it (None: no check, for a loopback address only; the CLI decides). With
+    `annotate_run` the human-judging page of that run is added, its votes in `votes_path`.
+    `warm`: read the finished runs into the cache in the background (see `_warm`)."""
+    roots = []
+    for directory in dirs:
+        if not directory.is_dir():
+            raise UserError(f"{directory}: not a directory (turnbench view serves folders)")
+        roots.append(directory.resolve())
+    app = web.Application(middlewares=[token_middleware(token), security_headers])
+    app[ROOTS] = roots
+    app[FINDER] = RunFinder(roots)
+    app[CACHE] = RunCache(roots)
+    app[TEMPLATES] = templates()
+
+    stop_warming = threading.Event()
+
+    async def on_startup(application: web.Application) -> None:
+        application[STOPPING] = asyncio.Event()  # (made in the server's own event loop)
+        if warm:
+            threading.Thread(
+                target=_warm, args=(application, stop_warming), name="view-warm", daemon=True
+            ).start()
+
+    async def on_shutdown(application: web.Application) -> None:
+        application[STOPPING].set()  # open event streams end, so a stop is not held up
+        stop_warming.set()
+
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
+    app.router.add_get("/", runs_page)
+    app.router.add_get("/api/runs", api_runs)
+    app.router.add_get("/api/events", events)
+    app.router.add_get("/static/{name}", static)
+    app.router.add_get("/favicon.ico", no_favicon)
+    app.router.add_get("/run/{root:\\d+}/{path:.*}", run_page)
+    app.router.add_get("/conversation/{root:\\d+}/{path:.*}", conversation_page)
+    app.router.add_get("/compare", compare_page)
+    app.router.add_get("/pair", side_by_side)
+    if annotate_run is not None:
+        from turnbench.view.annotate import add_annotation_routes
+
+        if votes_path is None:
+            raise UserError("--annotate RUN needs --votes FILE (the SQLite file of the votes)")
+        add_annotation_routes(app, run_dir=annotate_run, votes_path=votes_path, overlap=overlap)
+    return app

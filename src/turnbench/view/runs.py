@@ -1,0 +1,349 @@
+"""The run directories under the served folders, and their live state, read cheaply.
+
+A run that is being written has no results.json yet (it is written when the invocation
+ends), so what the runs page shows while a run works comes from its log: each directory
+keeps a `LogTail` that remembers how far the log was read and reads only what was appended
+since. Only complete lines are read (a torn last line waits until its newline arrives), and
+only the `kind` and `key` of answers and judgments are taken from a line (the writer puts
+them first), so a poll of a large log that grew by a few lines costs a few lines.
+
+Nothing here writes: files are opened read-only, links are never followed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnbench.errors import RunDirectoryError
+from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, open_regular
+from turnbench.store.resultsfile import RESULTS_NAME
+from turnbench.store.runfiles import AUDIT_NAME
+
+MAX_DEPTH = 12  # folders below a served directory that are searched for runs
+_HEAD = re.compile(rb'^\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')
+READ_CHUNK = 1 << 20
+
+
+def _read_json_object(path: Path) -> dict[str, Any] | None:
+    """A small JSON object file, or None (missing, a link, unreadable, not an object)."""
+    try:
+        fd = open_regular(path, os.O_RDONLY, missing_ok=True)
+    except (RunDirectoryError, OSError):  # a link or not a regular file
+        return None
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            value = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns)
+
+
+@dataclass
+class LogTail:
+    """What a run's log holds so far, read incrementally (complete lines only)."""
+
+    path: Path
+    offset: int = 0  # bytes read and accounted for (always just after a newline)
+    answers: set[str] = field(default_factory=set)
+    judgments: set[str] = field(default_factory=set)
+    failures: set[str] = field(default_factory=set)
+    config: dict[str, Any] | None = None
+    first_ts: float | None = None
+    last_ts: float | None = None
+    ended: bool = False  # the last invocation wrote its end record
+    unreadable: int = 0
+    inode: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def poll(self) -> None:
+        """Read what was appended since the last poll (a shorter or replaced log: again).
+        One poll at a time (the server's threads and the cache warmer share the tail)."""
+        with self.lock:
+            self._poll()
+
+    def _poll(self) -> None:
+        try:
+            info = self.path.lstat()
+        except OSError:
+            return
+        if info.st_ino != self.inode or info.st_size < self.offset:
+            self._restart(info.st_ino)
+        if info.st_size == self.offset:
+            return
+        try:
+            fd = open_regular(self.path, os.O_RDONLY, missing_ok=True)
+        except (RunDirectoryError, OSError):  # a link or not a regular file
+            return
+        if fd is None:
+            return
+        try:
+            os.lseek(fd, self.offset, os.SEEK_SET)
+            pending = b""
+            while chunk := os.read(fd, READ_CHUNK):
+                data = pending + chunk
+                end = data.rfind(b"\n")
+                if end == -1:
+                    pending = data
+                    continue
+                for line in data[:end].split(b"\n"):
+                    self._line(line)
+                self.offset += end + 1
+                pending = data[end + 1 :]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def _restart(self, inode: int) -> None:
+        self.offset, self.unreadable, self.inode = 0, 0, inode
+        self.answers, self.judgments, self.failures = set(), set(), set()
+        self.config, self.first_ts, self.last_ts, self.ended = None, None, None, False
+
+    def _line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        head = _HEAD.match(raw)
+        if head is None:
+            self.unreadable += 1
+            return
+        kind = head.group(1).decode("ascii")
+        try:
+            key = json.loads(head.group(2))
+        except ValueError:
+            self.unreadable += 1
+            return
+        if kind == "answer":
+            self.answers.add(key)
+            self.failures.discard(key)
+        elif kind == "judgment":
+            self.judgments.add(key)
+            self.failures.discard(key)
+        elif kind == "failure":
+            if key not in self.answers and key not in self.judgments:
+                self.failures.add(key)
+        elif kind in ("config", "end"):
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                self.unreadable += 1
+                return
+            ts = record.get("ts") if isinstance(record, dict) else None
+            if isinstance(ts, int | float):
+                self.first_ts = ts if self.first_ts is None else self.first_ts
+                self.last_ts = ts
+            if kind == "config":
+                config = record.get("config")
+                self.config = config if isinstance(config, dict) else {}
+                self.ended = False
+            else:
+                self.ended = True
+
+
+def _lock_holder_alive(directory: Path) -> bool:
+    """Whether the pid written in the run's lock file is a live process on this machine
+    (the lock itself is not tried: trying it could make a starting run think it is taken)."""
+    try:
+        fd = open_regular(directory / LOCK_NAME, os.O_RDONLY, missing_ok=True)
+    except (RunDirectoryError, OSError):  # a link or not a regular file
+        return False
+    if fd is None:
+        return False
+    try:
+        holder = os.read(fd, 32).strip()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not holder.isdigit():
+        return False
+    try:
+        os.kill(int(holder), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
+def _cost(usage: Any) -> float | None:
+    """Dollars in a results file's usage block (every `cost_usd` it holds), None if unpriced."""
+    total, seen = 0.0, False
+    stack = [usage]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            cost = value.get("cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                total, seen = total + float(cost), True
+            stack.extend(v for k, v in value.items() if k != "cost_usd")
+    return round(total, 6) if seen else None
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
+
+
+@dataclass
+class RunDir:
+    """One run (or judge audit) directory under a served folder."""
+
+    root: int  # which served folder
+    rel: str  # its path relative to that folder ("." for the folder itself)
+    path: Path
+    tail: LogTail
+
+    def summary(self) -> dict[str, Any]:
+        """The row of the runs page and of GET /api/runs (read now)."""
+        self.tail.poll()
+        audit = _read_json_object(self.path / AUDIT_NAME)
+        results = None if audit is not None else _read_json_object(self.path / RESULTS_NAME)
+        done = audit if audit is not None else results
+        config = self.tail.config or {}
+        running = bool(self.tail.config is not None and not self.tail.ended) and (
+            _lock_holder_alive(self.path)
+        )
+        models = _models(results, config)
+        judges = _judges(done, config)
+        complete = bool(done and done.get("complete") is True) and not running
+        state = "running" if running else ("complete" if complete else "incomplete")
+        counts: dict[str, Any] = {}
+        if done is not None and isinstance(done.get("counts"), dict):
+            counts.update(done["counts"])
+        counts.update(
+            logged_answers=len(self.tail.answers),
+            logged_judgments=len(self.tail.judgments),
+            open_failures=len(self.tail.failures),
+        )
+        overall = results.get("overall") if results is not None else None
+        return {
+            "root": self.root,
+            "path": self.rel,
+            "kind": "audit" if audit is not None else "run",
+            "benchmark": (done or {}).get("benchmark") or config.get("benchmark"),
+            "model": models[0] if len(models) == 1 else (", ".join(models) or None),
+            "models": models,
+            "judge": judges[0] if len(judges) == 1 else (", ".join(judges) or None),
+            "judges": judges,
+            "judging": config.get("judging")
+            or ((results or {}).get("provenance") or {}).get("judging"),
+            "state": state,
+            "complete": complete,
+            "has_results": results is not None,
+            "overall": overall if isinstance(overall, int | float) else None,
+            "overall_ci95": (results or {}).get("overall_ci95"),
+            "counts": counts,
+            "started_at": (done or {}).get("started_at") or _iso(self.tail.first_ts),
+            "finished_at": None if running else (done or {}).get("finished_at"),
+            "last_activity": _iso(self.tail.last_ts),
+            "cost_usd": _cost((results or {}).get("usage")),
+        }
+
+
+def _models(results: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
+    if results is not None:
+        if isinstance(results.get("models"), dict):
+            return [str(m) for m in results["models"]]
+        if isinstance(results.get("model"), str):
+            return [results["model"]]
+    listed = config.get("models")
+    if isinstance(listed, list) and listed:
+        return [str(m.get("spec", m)) if isinstance(m, dict) else str(m) for m in listed]
+    return [config["model"]] if isinstance(config.get("model"), str) else []
+
+
+def _judges(done: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
+    if done is not None:
+        if isinstance(done.get("judges"), list) and done["judges"]:
+            return [str(j) for j in done["judges"]]
+        if isinstance(done.get("judge"), str):
+            return [done["judge"]]
+    listed = config.get("judges")
+    if isinstance(listed, list):
+        return [str(j.get("spec")) if isinstance(j, dict) else str(j) for j in listed]
+    return []
+
+
+def is_run_dir(directory: Path) -> bool:
+    return any(
+        (directory / name).is_file() and not (directory / name).is_symlink()
+        for name in (LOG_NAME, RESULTS_NAME, AUDIT_NAME)
+    )
+
+
+class RunFinder:
+    """Every run directory under the served folders, found again at most every `ttl` s;
+    each keeps its log tail between searches."""
+
+    def __init__(self, roots: list[Path], ttl: float = 2.0) -> None:
+        self.roots = roots
+        self.ttl = ttl
+        self._found_at = -1.0
+        self._runs: dict[tuple[int, str], RunDir] = {}
+
+    def runs(self) -> list[RunDir]:
+        now = time.monotonic()
+        if now - self._found_at >= self.ttl:
+            self._search()
+            self._found_at = now
+        return list(self._runs.values())
+
+    def get(self, root: int, rel: str) -> RunDir | None:
+        self.runs()
+        found = self._runs.get((root, rel))
+        if found is None:  # a run that appeared since the last search
+            self._found_at = -1.0
+            self.runs()
+            found = self._runs.get((root, rel))
+        return found
+
+    def _search(self) -> None:
+        found: dict[tuple[int, str], RunDir] = {}
+        for number, root in enumerate(self.roots):
+            for directory in _walk(root):
+                rel = directory.relative_to(root).as_posix() if directory != root else "."
+                key = (number, rel)
+                found[key] = self._runs.get(key) or RunDir(
+                    number, rel, directory, LogTail(directory / LOG_NAME)
+                )
+        self._runs = found
+
+
+def _walk(root: Path) -> list[Path]:
+    """Run directories at or under `root`, in name order (links are not followed)."""
+    found: list[Path] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            children = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        if is_run_dir(directory):
+            found.append(directory)
+        if depth >= MAX_DEPTH:
+            continue
+        for child in children:
+            if child.is_dir(follow_symlinks=False) and not child.name.startswith("."):
+                stack.append((Path(child.path), depth + 1))
+    return found
