@@ -287,6 +287,24 @@ def test_compare_reads_each_arm_across_runs(env, tmp_path):
     assert 'id="stress"' in html and "planted-error" in html and "obeyed" in html
 
 
+# a run on MT-Bench whose endpoints nobody listens on (port 9): refused flags must stop it
+# before any request; the output folder comes next
+UNREACHABLE_RUN = [
+    "run",
+    "--benchmark",
+    "mt-bench",
+    "--model",
+    "openai/m",
+    "--model-base-url",
+    "http://127.0.0.1:9/v1",
+    "--judge",
+    "openai/j",
+    "--judge-base-url",
+    "http://127.0.0.1:9/v1",
+    "--out",
+]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -297,25 +315,7 @@ def test_compare_reads_each_arm_across_runs(env, tmp_path):
 )
 def test_bad_stress_flags_are_refused_before_anything_is_written(env, tmp_path, extra, message):
     out = tmp_path / "bad"
-    done = run_cli(
-        [
-            "run",
-            "--benchmark",
-            "mt-bench",
-            "--model",
-            "openai/m",
-            "--model-base-url",
-            "http://127.0.0.1:9/v1",
-            "--judge",
-            "openai/j",
-            "--judge-base-url",
-            "http://127.0.0.1:9/v1",
-            "--out",
-            str(out),
-            *extra,
-        ],
-        env,
-    )
+    done = run_cli([*UNREACHABLE_RUN, str(out), *extra], env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
@@ -326,28 +326,8 @@ def test_a_bad_planted_answer_file_is_reported_with_its_lines(env, tmp_path):
     planted.write_text(
         '{"id": 81, "turn": 1, "answer": "x"}\n{"id": 9999, "turn": 1, "answer": "y"}\nnot json\n'
     )
-    done = run_cli(
-        [
-            "run",
-            "--benchmark",
-            "mt-bench",
-            "--model",
-            "openai/m",
-            "--model-base-url",
-            "http://127.0.0.1:9/v1",
-            "--judge",
-            "openai/j",
-            "--judge-base-url",
-            "http://127.0.0.1:9/v1",
-            "--out",
-            str(tmp_path / "bad"),
-            "--perturb",
-            "planted-error",
-            "--planted-answers",
-            str(planted),
-        ],
-        env,
-    )
+    flags = ["--perturb", "planted-error", "--planted-answers", str(planted)]
+    done = run_cli([*UNREACHABLE_RUN, str(tmp_path / "bad"), *flags], env)
     assert done.returncode == 2
     assert "planted.jsonl:2: id 9999 is not a sample" in done.stderr
     assert "planted.jsonl:3:" in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx2
 import openai
 import pytest
 
@@ -10,6 +11,8 @@ from turnbench.backends.retry import TransientError
 from turnbench.backends.sdk_calls import classify_sdk_error, sdk_error_detail
 
 SECRET = "sk-test-0123456789"
+# a real request: openai >= 3.60 reads the headers of the request an error carries
+_REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
 
 class _Boom(Exception):
@@ -30,8 +33,8 @@ def test_an_sdk_error_detail_is_redacted_and_has_no_control_characters():
 @pytest.mark.parametrize(
     ("error", "kind", "billed"),
     [
-        (openai.APITimeoutError(request=None), "timeout", True),  # type: ignore[arg-type]
-        (openai.APIConnectionError(request=None), "dropped", True),  # type: ignore[arg-type]
+        (openai.APITimeoutError(request=_REQUEST), "timeout", True),
+        (openai.APIConnectionError(request=_REQUEST), "dropped", True),
     ],
 )
 def test_sdk_failures_are_the_transports_transient_error(error, kind, billed):

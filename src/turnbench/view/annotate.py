@@ -43,6 +43,7 @@ from turnbench.journal.logindex import AnswerDone
 from turnbench.safetext import name_problem
 from turnbench.store.rundir import Run, load_run, sample_sort_key
 from turnbench.textio import NestingError, describe_validation_error, loads_json
+from turnbench.view.static import static_route
 from turnbench.view.votes_db import MAX_NAME, NewVote, VotesDB, fastchat_lines
 
 HERE = Path(__file__).parent
@@ -484,15 +485,7 @@ def add_annotation_routes(
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    async def static(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if name not in STATIC:
-            raise web.HTTPNotFound()
-        response = web.Response(
-            body=(HERE / "static" / name).read_bytes(), content_type=STATIC[name]
-        )
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
+    static = static_route(STATIC, cache_control="no-cache")
 
     async def next_item(request: web.Request) -> web.Response:
         annotator = _annotator(request.query.get("annotator"))

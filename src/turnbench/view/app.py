@@ -30,6 +30,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from turnbench.errors import UserError
 from turnbench.view.pages import RunCache
 from turnbench.view.runs import RunDir, RunFinder
+from turnbench.view.static import static_route
 
 HERE = Path(__file__).parent
 TOKEN_COOKIE = "turnbench_view_token"
@@ -235,19 +236,13 @@ async def compare_page(request: web.Request) -> web.Response:
     return _render(request, "compare.html", base=base.summary(), new=new.summary(), **page)
 
 
-async def static(request: web.Request) -> web.Response:
-    name = request.match_info["name"]
-    if name not in STATIC:
-        raise web.HTTPNotFound()
-    if name == "report.css":
-        from turnbench.report.assets import STYLE
+def _report_css() -> bytes:
+    from turnbench.report.assets import STYLE
 
-        body = STYLE.encode("utf-8")
-    else:
-        body = (HERE / "static" / name).read_bytes()
-    response = web.Response(body=body, content_type=STATIC[name])
-    response.headers["Cache-Control"] = "no-cache"
-    return response
+    return STYLE.encode("utf-8")
+
+
+static = static_route(STATIC, cache_control="no-cache", generated={"report.css": _report_css})
 
 
 WARM_INTERVAL = 5.0
