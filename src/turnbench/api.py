@@ -74,8 +74,9 @@ def _options(benchmark: str | type[Benchmark], values: dict[str, Any]) -> EvalOp
             values[key] = Path(values[key])
     if isinstance(values.get("answers"), list | tuple):
         values["answers"] = [Path(a) if isinstance(a, str) else a for a in values["answers"]]
-    if isinstance(values.get("model_base_url"), str):
-        values["model_base_url"] = [values["model_base_url"]]
+    for key in ("model_base_url", "user_base_url"):
+        if isinstance(values.get(key), str):
+            values[key] = [values[key]]
     judge_urls = values.pop("judge_base_url", None)
     judge_key = values.pop("judge_api_key_env", None)
     if judge_urls is not None or judge_key is not None:
@@ -144,12 +145,17 @@ async def aevaluate(
     benchmark: str | type[Benchmark] = "mt-bench",
     judge: str | list[str] | None = None,
     out: str | Path | None = None,
+    user: str | None = None,
     progress: ProgressCallback | Progress | None = None,
     warn: WarnCallback | None = None,
     **options: Any,
 ) -> RunResult:
-    """Generate `model`'s answers and judge them; the run directory `out` resumes."""
-    values = build_values(model=model, judge=judge, out=out, **options)
+    """Generate `model`'s answers and judge them; the run directory `out` resumes. `user`:
+    the simulated user's model (`--user-model`), for benchmarks whose conversations take
+    one; its endpoint is `user_base_url=`."""
+    if user is not None and options.get("user_model") not in (None, user):
+        raise UserError("user= and user_model= disagree")
+    values = build_values(model=model, judge=judge, out=out, user_model=user, **options)
     session = _session("run", _options(benchmark, values), progress, warn)
     return await session.run()
 

@@ -49,6 +49,14 @@ class EvalOptions:
     baseline: str | None = None
     # judges
     judge: list[JudgeOption] = Field(default_factory=list)
+    # the simulated user (a third role: a model that writes the user's turns)
+    user_model: str | None = None
+    user_base_url: list[str] = Field(default_factory=list)
+    user_api_key_env: str | None = None
+    user_temperature: float | None = Field(default=None, ge=0)  # None: the benchmark's (1)
+    user_max_tokens: int = Field(default=512, ge=1, le=MAX_TOKEN_LIMIT)
+    user_concurrency: Concurrency | None = None  # None: --concurrency
+    strict_user: bool = False  # re-ask the user model when its turn breaks a rule
     # where
     out: Path | None = None
     data_dir: Path | None = None
@@ -108,7 +116,7 @@ class EvalOptions:
             raise ValueError(f"unknown kind {unknown[0]!r} (use {', '.join(PERTURB_KINDS)})")
         return list(dict.fromkeys(value))
 
-    @field_validator("concurrency", "judge_concurrency")
+    @field_validator("concurrency", "judge_concurrency", "user_concurrency")
     @classmethod
     def _positive(cls, value: Concurrency | None) -> Concurrency | None:
         if isinstance(value, int) and value < 1:

@@ -48,6 +48,12 @@ def answer_key(model: str, sample_id: SampleId, turn: int, arm: str | None = Non
     return _key("answer", model, sample_id, turn, arm)
 
 
+def user_turn_key(model: str, sample_id: SampleId, turn: int) -> str:
+    """One user turn of a simulated conversation with `model` (it depends on the model's
+    earlier answers, so each model has its own)."""
+    return _key("user_turn", model, sample_id, turn)
+
+
 def config_key(started: float, invocation: str) -> str:
     """One invocation's config record: when it started and a random id (two invocations can
     start in the same millisecond)."""

@@ -8,6 +8,7 @@ finds them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +19,10 @@ from turnbench.types import Message, SampleId
 
 VerdictKind = Literal["rating", "verdict", "checklist"]
 
-History = Literal["golden", "self"]
+#: "golden": earlier turns carry the dataset's answers; "self": the model's own; "simulated":
+#: the model's own, and each user turn is made at run time (`UserTurn`) from the conversation
+#: so far (a template or a user model), then logged before the model answers it
+History = Literal["golden", "self", "simulated"]
 Pair = tuple[str, str]  # (user message, assistant answer) of an earlier turn
 
 
@@ -61,6 +65,36 @@ class JudgeTask:
     #: checklist item weights (equal without them): the judgment's score is the weighted
     #: share of items met
     weights: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """A user turn made at run time (`history = "simulated"`): its text, the shards of the
+    sample it revealed (1-based, for sharded instructions), and who wrote it ("template":
+    the benchmark's own wording; "user-model": the simulated user)."""
+
+    text: str
+    revealed: tuple[int, ...] = ()
+    origin: Literal["template", "user-model"] = "template"
+    #: what the log keeps beside it (the conversation's seed and simulation index)
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: simulator-quality problems found in it (`engine.user_quality` codes)
+    problems: tuple[str, ...] = ()
+    #: the user ends the conversation with this turn ("goal_met" or "abandoned"); an empty
+    #: `text` then is not sent to the model
+    ended: str | None = None
+
+
+@dataclass(frozen=True)
+class UserAsk:
+    """A user turn the user model writes (`Benchmark.user_turn` with a user model): the
+    request it is sent, how its reply becomes the turn (`read`: text, shards revealed,
+    problems found, end marker), and the conversation's seed, sent with the request."""
+
+    messages: list[Message]
+    read: Callable[[str], UserTurn]
+    seed: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

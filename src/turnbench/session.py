@@ -30,7 +30,14 @@ from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
-from turnbench.judging.config import JudgeChoices, JudgeConfig, ModelConfig, build_judges
+from turnbench.judging.config import (
+    JudgeChoices,
+    JudgeConfig,
+    ModelConfig,
+    UserConfig,
+    UserSettings,
+    build_judges,
+)
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.options import EvalOptions
 from turnbench.perturb.arms import Arm, build_arms
@@ -109,6 +116,7 @@ class Prepared:
     judges: list[JudgeConfig]
     prices: PriceTable | None = None
     model: ModelConfig | None = None
+    user: UserConfig | None = None  # the simulated user's model, when one plays it
 
 
 class Session:
@@ -165,6 +173,47 @@ class Session:
         )
         return build_judges(options.judge, choices)
 
+    def _judges(self, cls: type[Benchmark]) -> list[JudgeConfig]:
+        """The run's judges; none for a benchmark scored without one (a --judge given for
+        it is left out, with a warning: nothing would ask it)."""
+        if cls.needs_judge:
+            if not self.options.judge:
+                raise UserError("--judge is required")
+            return self.judge_configs(cls)
+        if self.options.judge:
+            self.warn(f"{cls.name} is scored without a judge: --judge is not used")
+        return []
+
+    def _user_config(self, cls: type[Benchmark]) -> UserConfig | None:
+        """The simulated user, when --user-model names one: checked against what the
+        benchmark's conversations take (none, optional, required)."""
+        options = self.options
+        if options.user_model is None:
+            if cls.user_model == "required":
+                raise UserError(f"{cls.name} needs --user-model (the simulated user)")
+            if options.strict_user:
+                raise UserError("--strict-user is only used with --user-model")
+            return None
+        if self.mode != "run":
+            raise UserError("--user-model is only used with turnbench run")
+        if cls.user_model == "no":
+            raise UserError(f"{cls.name} has no simulated user: --user-model is not used")
+        spec = parse_spec(options.user_model, "--user-model")
+        temperature = 1.0 if options.user_temperature is None else options.user_temperature
+        settings = UserSettings(
+            spec=str(spec),
+            sampling=SamplingConfig(temperature=temperature, max_tokens=options.user_max_tokens),
+            strict=options.strict_user,
+        )
+        backend = BackendOptions(
+            role="user",
+            base_urls=tuple(options.user_base_url),
+            api_key_env=options.user_api_key_env,
+            concurrency=options.user_concurrency or options.concurrency,
+            policy=RetryPolicy.from_flags(options),
+        )
+        return UserConfig(spec, settings, backend)
+
     def _model_config(self, spec: ModelSpec, cls: type[Benchmark]) -> ModelConfig:
         """The model under test of a `run`; without --max-new-tokens the benchmark's answer
         token limit."""
@@ -196,8 +245,6 @@ class Session:
         options = self.options
         check_extra_fields(options.model_extra, "--model-extra")
         check_extra_fields(options.judge_extra, "--judge-extra")
-        if not options.judge:
-            raise UserError("--judge is required")
         model_spec = None
         if self.mode == "run":
             if options.model is None:
@@ -207,7 +254,8 @@ class Session:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
         model = None if model_spec is None else self._model_config(model_spec, cls)
-        judges = self.judge_configs(cls)
+        judges = self._judges(cls)
+        user = self._user_config(cls)
         locator = DataLocator(options.data_dir, allow_download=options.download)
         files = cls.locate_files(locator)
         answer_sampling = model.sampling if model is not None else None
@@ -218,6 +266,7 @@ class Session:
                 limit=options.limit,
                 answer=answer_sampling,
                 options=dict(options.benchmark_options),
+                user_model=user.spec if user is not None else None,
             ),
         )
         answer_sets = []
@@ -248,24 +297,25 @@ class Session:
             models=[s.model for s in answer_sets],
             judges=settings,
             answer_sampling=answer_sampling,
+            user=user.settings if user is not None else None,
             strip_think=options.strip_think,
             options=work.config_options(),
-            prompt_versions=self._prompt_versions(work, settings),
+            prompt_versions=self._prompt_versions(work, settings, user),
             data_sha256=dict(sorted(locator.checksums.items())),
             reference_sha256=benchmark.reference_sha256(),
             answers_sha256={s.model: s.sha256 for s in answer_sets},
             limit=options.limit,
             demo=options.demo,
-            endpoints=self._endpoints(model, judges),
+            endpoints=self._endpoints(model, judges, user),
             concurrency=options.concurrency,
             judge_repeats=options.judge_repeats,
             repeat_aggregate=options.repeat_aggregate,
             panel_aggregate=options.panel_aggregate,
             perturb={arm.kind: arm.settings() for arm in arms},
         )
-        prices = load_prices(options.prices).off_list(self._served_elsewhere(model, judges))
-        self._check_batch_and_cost(model, judges, prices)
-        return Prepared(benchmark, work, config, judges, prices, model)
+        prices = load_prices(options.prices).off_list(self._served_elsewhere(model, judges, user))
+        self._check_batch_and_cost(model, judges, prices, user)
+        return Prepared(benchmark, work, config, judges, prices, model, user)
 
     def _arms(self, benchmark: Benchmark) -> list[Arm]:
         """The stress arms `--perturb` names (checked: nothing is written yet)."""
@@ -296,16 +346,22 @@ class Session:
         )
 
     @staticmethod
-    def _served_elsewhere(model: ModelConfig | None, judges: list[JudgeConfig]) -> list[str]:
+    def _served_elsewhere(
+        model: ModelConfig | None, judges: list[JudgeConfig], user: UserConfig | None = None
+    ) -> list[str]:
         """The specs some role reaches through an endpoint other than their provider's own
         API (a local server, a proxy): the shipped list prices do not price them."""
-        roles = [*judges, *([model] if model is not None else [])]
+        roles = [*judges, *([model] if model is not None else []), *([user] if user else [])]
         return [
             role.spec for role in roles if not served_by_provider(role.model_spec, role.backend)
         ]
 
     def _check_batch_and_cost(
-        self, model: ModelConfig | None, judges: list[JudgeConfig], prices: PriceTable
+        self,
+        model: ModelConfig | None,
+        judges: list[JudgeConfig],
+        prices: PriceTable,
+        user: UserConfig | None = None,
     ) -> None:
         """--judge-batch / --model-batch need a provider with a batch API; --max-cost needs
         a price for every model that will be asked."""
@@ -327,6 +383,7 @@ class Session:
                 )
         if options.max_cost is not None:
             models = ([model.spec] if model is not None else []) + [j.spec for j in judges]
+            models += [user.spec] if user is not None else []
             unknown = [m for m in dict.fromkeys(models) if m and prices.price_for(m) is None]
             elsewhere = [m for m in unknown if m in prices.unlisted]
             if elsewhere:
@@ -343,10 +400,16 @@ class Session:
                 )
 
     @staticmethod
-    def _prompt_versions(work: Work, judges: list[JudgeSettings]) -> dict[str, str]:
+    def _prompt_versions(
+        work: Work, judges: list[JudgeSettings], user: UserConfig | None = None
+    ) -> dict[str, str]:
         from turnbench.judging.formats import followup
 
         versions = dict(work.prompt_versions())
+        if user is not None and user.settings.strict:
+            from turnbench.engine.runner import USER_REASK_LABEL
+
+            versions["user_reask"] = USER_REASK_LABEL
         if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):
             kind = "verdict" if work.pairwise else work.benchmark.verdict_kind
             versions["reask"] = followup(kind).label
@@ -357,13 +420,18 @@ class Session:
         return versions
 
     @staticmethod
-    def _endpoints(model: ModelConfig | None, judges: list[JudgeConfig]) -> dict[str, Any]:
+    def _endpoints(
+        model: ModelConfig | None, judges: list[JudgeConfig], user: UserConfig | None = None
+    ) -> dict[str, Any]:
         """Every role's endpoints as recorded: redacted, comma-separated."""
         shown = [display_endpoint(judge.model_spec, judge.backend) for judge in judges]
-        return {
+        endpoints = {
             "model": None if model is None else display_endpoint(model.model_spec, model.backend),
             "judge": shown[0] if len(shown) == 1 else shown,
         }
+        if user is not None:
+            endpoints["user"] = display_endpoint(user.model_spec, user.backend)
+        return endpoints
 
     def header(self, prepared: Prepared) -> str:
         """Who is asked where: each role's spec and endpoint (redacted)."""
@@ -380,6 +448,8 @@ class Session:
         judge_urls = judges if isinstance(judges, list) else [judges]
         for judge, url in zip(prepared.judges, judge_urls, strict=False):
             lines.append(f"judge {judge.spec} {where(url)}")
+        if prepared.user is not None:
+            lines.append(f"user {prepared.user.spec} {where(endpoints.get('user'))}")
         return "; ".join(lines)
 
     def estimate(self) -> tuple[Prepared, Estimate]:
@@ -387,8 +457,12 @@ class Session:
         return prepared, prepared.work.estimate()
 
     # -- backends --------------------------------------------------------------------------
-    def build_backends(self, prepared: Prepared) -> tuple[Backend | None, list[Judge]]:
-        cache: dict[tuple, Backend] = {}
+    def build_backends(
+        self, prepared: Prepared, cache: dict[tuple, Backend] | None = None
+    ) -> tuple[Backend | None, list[Judge]]:
+        """The model's and the judges' backends; one per spec and endpoint (`cache`, shared
+        with the user model's: an embedded model playing several roles runs once)."""
+        cache = {} if cache is None else cache
         model = prepared.model
         model_backend = None
         if model is not None:
@@ -410,8 +484,16 @@ class Session:
             raise UserError("--out is required")
         if self._announce is not None:
             self._announce(self.header(prepared))
-        model_backend, judges = self.build_backends(prepared)
-        backends = {id(b): b for b in [model_backend, *(j.backend for j in judges)] if b}
+        cache: dict[tuple, Backend] = {}
+        model_backend, judges = self.build_backends(prepared, cache)
+        user_backend = (
+            make_backend(prepared.user.model_spec, prepared.user.backend, cache)
+            if prepared.user is not None
+            else None
+        )
+        backends = {
+            id(b): b for b in [model_backend, *(j.backend for j in judges), user_backend] if b
+        }
         queues: dict[str, BatchQueue] = {}
         started = time.time()
         try:
@@ -422,8 +504,10 @@ class Session:
                 self._record_config(log, prepared.config, started)
                 queues.update(self._batch_queues(log, prepared))
                 planned = prepared.work.planned_keys()
-                first = judges[0]
-                stages: dict[str, Any] = {"judgments": queues.get(first.id, first.backend)}
+                stages: dict[str, Any] = {}
+                if judges:
+                    first = judges[0]
+                    stages["judgments"] = queues.get(first.id, first.backend)
                 if model_backend is not None:
                     stages["answers"] = queues.get("model", model_backend)
                 progress = self._progress or (
@@ -444,6 +528,8 @@ class Session:
                     strip_think=prepared.config.strip_think,
                     batches=queues,
                     costs=self._cost_meter(prepared, judges),
+                    user_backend=user_backend,
+                    user=prepared.user.settings if prepared.user is not None else None,
                 )
                 jobs = prepared.work.jobs(ctx, judges)
                 progress.start(
@@ -550,6 +636,8 @@ class Session:
         roles = {judge.id: Role(judge.settings.spec, options.judge_batch) for judge in judges}
         if self.mode == "run" and options.model is not None:
             roles["model"] = Role(options.model, options.model_batch)
+        if prepared.user is not None:
+            roles["user"] = Role(prepared.user.spec, False)
         return CostMeter(prepared.prices, roles)
 
     def _max_active(self) -> int | None:
@@ -559,7 +647,8 @@ class Session:
         options = self.options
         if options.judge_batch or options.model_batch:
             return None
-        sizes = [c for c in (options.concurrency, options.judge_concurrency) if isinstance(c, int)]
+        given = (options.concurrency, options.judge_concurrency, options.user_concurrency)
+        sizes = [c for c in given if isinstance(c, int)]
         return max([MIN_ACTIVE_JOBS, *(4 * size for size in sizes)])
 
     def _finish(

@@ -264,6 +264,40 @@ class AnswerRecord(BaseModel):
     ts: float = Field(default_factory=_now)
 
 
+class UserTurnRecord(BaseModel):
+    """One user turn made at run time (a simulated conversation), logged before the model
+    is asked to answer it, so a resumed conversation goes on with the same words.
+
+    `origin` "template": the benchmark's own wording (no request); "user-model": written by
+    the simulated user (its request and reply are kept as for any role). `revealed`: the
+    shards of the sample this turn gave (1-based). `meta` holds the conversation's recorded
+    seed and simulation index."""
+
+    kind: Literal["user_turn"] = "user_turn"
+    key: str
+    model: str  # the model under test the conversation is with
+    sample_id: SampleId
+    turn: int
+    group: str | None = None
+    origin: Literal["template", "user-model"] = "template"
+    text: str
+    revealed: list[int] = Field(default_factory=list)
+    user: str | None = None  # the user model's spec (origin "user-model")
+    messages: list[Message] | None = None  # what the user model was sent
+    outputs: list[str] = Field(default_factory=list)  # its replies (the first, then re-asks)
+    problems: list[str] = Field(default_factory=list)  # simulator-quality problems found
+    #: the user ended the conversation with this turn: "goal_met" or "abandoned" (a reply
+    #: that was only the end marker has an empty `text` and is not sent to the model)
+    ended: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 1
+    latency_s: float = 0.0
+    endpoints: list[str] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
 Order = Literal["AB", "BA"]
 
 
@@ -355,7 +389,7 @@ class FailureRecord(BaseModel):
 
     kind: Literal["failure"] = "failure"
     key: str
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     error: str
     attempts: int = 0
     model: str | None = None
@@ -379,7 +413,7 @@ class AttemptRecord(BaseModel):
 
     kind: Literal["attempt"] = "attempt"
     key: str  # the work (an answer's or a judgment's key) the attempt was for
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     role: str  # "model" or the judge's id
     error: str  # why it returned nothing (short, redacted)
     prompt_tokens: int = Field(ge=0)
@@ -433,4 +467,5 @@ LogRecord = (
     | AttemptRecord
     | BatchRecord
     | EndRecord
+    | UserTurnRecord
 )

@@ -17,9 +17,11 @@ def test_every_package_flag_is_found_without_naming_it_anywhere():
     flags = {item.flag: item.name for item in option_flags()}
     assert flags == {
         "--context": "context",
+        "--conversation": "conversation",
         "--history-format": "history_format",
         "--reference-file": "reference_file",
         "--reference-mode": "reference_mode",
+        "--simulations": "simulations",
     }
 
 

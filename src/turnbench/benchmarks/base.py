@@ -41,6 +41,8 @@ from turnbench.samples import JudgeTask as JudgeTask
 from turnbench.samples import Pair as Pair
 from turnbench.samples import Sample as Sample
 from turnbench.samples import Turn as Turn
+from turnbench.samples import UserAsk as UserAsk
+from turnbench.samples import UserTurn as UserTurn
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import Message, RequestParams, SamplingConfig
 
@@ -63,10 +65,12 @@ class Chart:
 
     kind: "radar" or "bars" over `field` (a {group: score} table), "turn_bars" over
     `field` ({group: {turn: score}}, one panel per model), "turn_lines" over `field`
-    ({group: {turn: score}}, one panel per group), "ability_bars" over `field` with `order`.
+    ({group: {turn: score}}, one panel per group), "ability_bars" over `field` with `order`,
+    "strips" over `field` ({series: {sample: [scores]}}: each sample's repeated scores, one
+    chart per model).
     """
 
-    kind: Literal["radar", "bars", "turn_bars", "turn_lines"]
+    kind: Literal["radar", "bars", "turn_bars", "turn_lines", "strips"]
     field: str
     title: str
     alt: str
@@ -177,6 +181,7 @@ class BenchmarkSettings:
     limit: int | None = None
     answer: SamplingConfig | None = None  # None in judge-only runs
     options: dict[str, Any] = field(default_factory=dict)
+    user_model: str | None = None  # the simulated user's spec, when a user model plays it
 
 
 def package_sources(package: str) -> list[DataFile]:
@@ -242,6 +247,12 @@ class Benchmark(ABC):
     #: what `--benchmark` must name to find this class again (a benchmark file's or data
     #: folder's absolute path); recorded as the run's `benchmark_ref`
     source_ref: ClassVar[str | None] = None
+    #: whether its turns get judge requests at all: False for a benchmark scored from the
+    #: answers alone (BLEU), whose runs need no --judge
+    needs_judge: ClassVar[bool] = True
+    #: whether its conversations take a user model (`--user-model`): "no", "optional"
+    #: (templates otherwise) or "required" (scenarios with a persona and a goal)
+    user_model: ClassVar[Literal["no", "optional", "required"]] = "no"
     #: the files of this benchmark's data in a folder of the user's own (its first entry's
     #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
     folder_layout: ClassVar[tuple[FolderFile, ...]] = ()
@@ -306,6 +317,16 @@ class Benchmark(ABC):
             messages.append({"role": "assistant", "content": answer})
         messages.append({"role": "user", "content": sample.turns[turn - 1].user})
         return messages
+
+    def user_turn(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurn | UserAsk | None:
+        """With `history = "simulated"`: the user's message of `turn`, made now from the
+        conversation so far (`earlier`: each earlier user turn with the model's answer):
+        a `UserTurn` (a template's), a `UserAsk` (the user model writes it), or None when
+        the conversation has ended. The engine logs it before the model is asked,
+        and asks this only for a turn the log does not hold yet."""
+        raise NotImplementedError(f"{type(self).__name__} has no simulated user turns")
 
     # -- judging ---------------------------------------------------------------------------
     @abstractmethod

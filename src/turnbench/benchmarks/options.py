@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from turnbench.errors import UserError
 
@@ -32,6 +32,27 @@ class BenchmarkOptions(BaseModel):
 def option(*, flag: str | None = None, help: str) -> Any:
     """A benchmark option (unset by default), with its own `flag` if it has one."""
     return Field(default=None, description=help, json_schema_extra={"flag": flag} if flag else {})
+
+
+MAX_SIMULATIONS = 1000
+
+
+class SimulationsOption(BenchmarkOptions):
+    """`--simulations N` of every benchmark whose conversations are simulated (one flag,
+    declared once, so every such benchmark declares it alike)."""
+
+    simulations: int | None = option(
+        flag="--simulations",
+        help="Simulated conversations per sample (and conversation type), each with its own "
+        "recorded seed (default 1); raising it on a resume only adds conversations.",
+    )
+
+    @field_validator("simulations")
+    @classmethod
+    def _simulations(cls, value: int | None) -> int | None:
+        if value is not None and not 1 <= value <= MAX_SIMULATIONS:
+            raise ValueError(f"must be between 1 and {MAX_SIMULATIONS}")
+        return value
 
 
 @dataclass(frozen=True)

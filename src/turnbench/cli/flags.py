@@ -69,6 +69,23 @@ FLAGS: tuple[Flag, ...] = (
          cli_only=True),
     Flag("judge_api_key_env", list[str] | None, None, _opt("--judge-api-key-env", help="Variable "
          "holding the judge's API key; applies to the --judge it follows."), cli_only=True),
+    Flag("user_model", str | None, None, _opt("--user-model", help="The simulated user: a "
+         "model that writes the user's turns (scenarios with a persona and a goal; sharded "
+         "turns in its own words), e.g. openai/NAME or local/smollm2."), frozenset({RUN})),
+    Flag("user_base_url", list[str] | None, None, _opt("--user-base-url", help="The user "
+         "model's endpoint (default: $OPENAI_BASE_URL or OpenAI); repeat it for replicas."),
+         frozenset({RUN})),
+    Flag("user_api_key_env", str | None, None, _opt("--user-api-key-env", help="Variable "
+         "holding the user model's API key."), frozenset({RUN})),
+    Flag("user_temperature", float | None, None, _opt("--user-temperature", min=0.0,
+         help="The user model's temperature (default 1)."), frozenset({RUN})),
+    Flag("user_max_tokens", int, 512, _opt("--user-max-tokens", min=1, max=MAX_TOKEN_LIMIT,
+         help="Token limit of a user model's turn."), frozenset({RUN})),
+    Flag("user_concurrency", str | None, None, _opt("--user-concurrency", help="User model "
+         "requests in flight, a number or auto (default: --concurrency)."), frozenset({RUN})),
+    Flag("strict_user", bool, False, _opt("--strict-user", help="Re-ask the user model when "
+         "its turn breaks a rule (reveals several shards, invents one, answers itself, "
+         "switches roles); results count such turns either way."), frozenset({RUN})),
     Flag("judge_repeats", int, 1, _opt("--judge-repeats", min=1, max=100, help="Judge every "
          "item K times (at the judge's temperature); results report the spread. Raising it on "
          "a resume only adds the missing repeats.")),

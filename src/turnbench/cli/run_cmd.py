@@ -74,10 +74,11 @@ def options_from_flags(ctx: typer.Context, params: dict[str, Any]) -> EvalOption
         argv,
     )
     values["model_base_url"] = params.get("model_base_url") or []
+    values["user_base_url"] = params.get("user_base_url") or []
     for name in ("model_extra", "judge_extra"):
         if name in values:
             values[name] = parse_json_object(values[name], "--" + name.replace("_", "-"))
-    for name in ("concurrency", "judge_concurrency"):
+    for name in ("concurrency", "judge_concurrency", "user_concurrency"):
         if values.get(name) is not None:
             values[name] = parse_concurrency(values[name], "--" + name.replace("_", "-"))
     values["download"] = not params.get("no_download", False)
@@ -163,9 +164,12 @@ def run(ctx: typer.Context, params: dict[str, Any]) -> None:
             f"Run directory: {shown(params['out'])}",
             markup=True,
         )
+    named = named_class(params.get("benchmark") or "")
+    judged = named is None or named.needs_judge  # (one scored without a judge needs none)
     missing = [
         flag
-        for flag, value in (("--model", params.get("model")), ("--judge", params.get("judge")),
+        for flag, value in (("--model", params.get("model")),
+                            ("--judge", params.get("judge") if judged else True),
                             ("--out", params.get("out")))
         if not value
     ]  # fmt: skip

@@ -89,6 +89,19 @@ class CostMeter:
             price, prompt_token_bound(messages), limit, batch=self.roles["model"].batch
         )
 
+    def worst_user_turn(self, messages: list[Message], params: RequestParams, asks: int) -> float:
+        """The most a simulated user's turn can cost: its request and `asks - 1` re-asks
+        (--strict-user), each holding the replies before it."""
+        price = self._price_of("user")
+        if price is None:
+            return 0.0
+        limit = params.max_tokens or UNLIMITED_COMPLETION
+        prompt = prompt_token_bound(messages)
+        total = 0.0
+        for number in range(asks):
+            total += request_bound(price, prompt + number * (limit + MESSAGE_OVERHEAD * 2), limit)
+        return total
+
     def worst_judgment(self, judge: Judge, messages: list[Message], reply: ReplyFormat) -> float:
         price = self._price_of(judge.id)
         if price is None:

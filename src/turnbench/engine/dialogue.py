@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from turnbench.engine.costs import CHARS_PER_TOKEN
@@ -28,15 +28,15 @@ from turnbench.engine.guarded import guarded_judge_tasks, guarded_pair_task
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.runner import RunContext
 from turnbench.errors import UserError
-from turnbench.journal.logindex import AnswerDone
+from turnbench.journal.logindex import AnswerDone, UserTurnDone
 from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.guard import guarded_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.judging.pairwise import ORDERS, Order, shown_as
 from turnbench.perturb.arms import Arm
-from turnbench.record_keys import answer_key, game_key, judgment_key
-from turnbench.samples import AnswerSet, Pair, Sample
-from turnbench.types import AnswerRecord
+from turnbench.record_keys import answer_key, game_key, judgment_key, user_turn_key
+from turnbench.samples import AnswerSet, Pair, Sample, UserAsk
+from turnbench.types import AnswerRecord, UserTurnRecord
 
 Job = Callable[[], Awaitable[None]]
 Mode = Literal["run", "judge"]
@@ -62,6 +62,17 @@ def cut_off(record: AnswerRecord | AnswerDone) -> bool:
     if isinstance(record, AnswerDone):
         return record.unclosed_think
     return bool(record.meta.get(UNCLOSED_THINK))
+
+
+def with_user_turns(sample: Sample, texts: Sequence[str]) -> Sample:
+    """`sample` as a simulated conversation has it so far: its first turns carry the user
+    messages made at run time (`texts`), so the benchmark's request and judge prompts read
+    them where they read any user turn."""
+    turns = tuple(
+        replace(spec, user=texts[number]) if number < len(texts) else spec
+        for number, spec in enumerate(sample.turns)
+    )
+    return replace(sample, turns=turns)
 
 
 async def _together(steps: list[Coroutine[Any, Any, Any]]) -> None:
@@ -185,7 +196,7 @@ class Work:
     def answered_turns(self, sample: Sample) -> list[int]:
         """Turns the model is asked in a `run`: all asked turns with self history (later
         turns need them), only the judged ones with golden history."""
-        if self.benchmark.history == "self":
+        if self.benchmark.history in ("self", "simulated"):
             return sample.asked_turns()
         return sample.judged_turns()
 
@@ -448,6 +459,10 @@ class Work:
             if answered is not None and not self._judged(ctx, judges, model, sample, turn, kind):
                 await self._judge_answer(ctx, judges, model, sample, turn, *answered, kind)
 
+        if self.benchmark.history == "simulated":  # stress arms need a fixed history
+            return [
+                lambda s=s: self._simulated(ctx, judges, model, s) for s in self.benchmark.samples
+            ]
         jobs: list[Job]
         if self.benchmark.history == "self":
             jobs = [lambda s=s: in_order(s) for s in self.benchmark.samples]
@@ -461,6 +476,108 @@ class Work:
         if self.arms:  # the judge's queue mixes the arms (seeded: a resume asks in order)
             random.Random(self.shuffle_seed).shuffle(jobs)
         return jobs
+
+    async def _user_turn(
+        self, ctx: RunContext, model: str, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurnDone | UserTurnRecord | None:
+        """The user's message of one turn of a simulated conversation: the logged one, else
+        made now from the conversation so far and logged at once; None: the conversation
+        has ended."""
+        key = user_turn_key(model, sample.id, turn)
+        logged = ctx.logged_user_turn(key)
+        if logged is not None:
+            return logged
+        made = self.benchmark.user_turn(sample, turn, earlier)
+        if made is None:
+            return None
+        if isinstance(made, UserAsk):  # the user model writes it
+            return await ctx.ask_user(key=key, model=model, sample=sample, turn=turn, ask=made)
+        return ctx.record_user_turn(key=key, model=model, sample=sample, turn=turn, made=made)
+
+    async def _simulated(
+        self, ctx: RunContext, judges: Sequence[Judge], model: str, sample: Sample
+    ) -> None:
+        """One simulated conversation: each user turn is made from what happened so far,
+        logged, then answered by the model (its own earlier answers in the request), and
+        every judged answer is judged while the conversation goes on. A resume reads the
+        logged turns back and pays only for what the log does not hold."""
+        benchmark = self.benchmark
+        pairs: list[Pair] = []
+        texts: list[str] = []
+        judging: list[asyncio.Task[None]] = []
+        judged = set(sample.judged_turns())
+        ended = False  # the user ended the conversation (an end marker)
+        last: AnswerRecord | AnswerDone | None = None
+        try:
+            for turn in sample.asked_turns():
+                user = await self._user_turn(ctx, model, sample, turn, pairs)
+                if user is None:
+                    break
+                if user.ended and not user.text.strip():
+                    ended = True
+                    break  # (a reply that is only the end marker is not sent)
+                texts.append(user.text)
+                live = with_user_turns(sample, texts)
+                record = await ctx.answer(
+                    key=answer_key(model, sample.id, turn),
+                    model=model,
+                    sample=live,
+                    turn=turn,
+                    messages=benchmark.answer_messages(live, turn, pairs),
+                    params=benchmark.answer_params(sample),
+                )
+                if record is None:  # never send a failed answer onward
+                    break
+                last = record
+                earlier = list(pairs)
+                pairs.append((user.text, record.text))
+                if turn in judged and not self._judged(ctx, judges, model, sample, turn):
+                    cut = cut_off(record)
+                    judging.append(
+                        asyncio.create_task(
+                            self._judge_answer(
+                                ctx, judges, model, live, turn, earlier, record.text, cut
+                            )
+                        )
+                    )
+                if user.ended:
+                    ended = True
+                    break
+            if ended and last is not None:
+                judging += self._judge_at_end(ctx, judges, model, sample, pairs, last)
+            await asyncio.gather(*judging)
+        finally:
+            for task in judging:
+                task.cancel()
+
+    def _judge_at_end(
+        self,
+        ctx: RunContext,
+        judges: Sequence[Judge],
+        model: str,
+        sample: Sample,
+        pairs: Sequence[Pair],
+        last: AnswerRecord | AnswerDone,
+    ) -> list[asyncio.Task[None]]:
+        """A conversation the user ended before a judged turn: that turn (a scenario's
+        slot, its last) is judged on the conversation as it ended, its final exchange in
+        the judged turn's place. Results read the same final answer for it."""
+        answered = len(pairs)
+        tasks = []
+        for slot in sample.judged_turns():
+            if slot <= answered or self._judged(ctx, judges, model, sample, slot):
+                continue
+            texts = [said for said, _ in pairs[:-1]]
+            texts += [""] * (slot - 1 - len(texts)) + [pairs[-1][0]]
+            final = with_user_turns(sample, texts)
+            tasks.append(
+                asyncio.create_task(
+                    self._judge_answer(
+                        ctx, judges, model, final, slot, pairs[:-1], pairs[-1][1], cut_off(last)
+                    )
+                )
+            )
+        return tasks
 
     def _import(
         self, ctx: RunContext, answer_set: AnswerSet, sample: Sample, cut: set[int]

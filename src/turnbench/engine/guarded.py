@@ -24,7 +24,7 @@ Conversation = tuple[Sequence[Pair], str]
 
 def own_turns(benchmark: BenchmarkRules, sample: Sample, turn: int) -> set[int]:
     """Earlier turns (1-based) whose answer in the request is the model's own."""
-    if benchmark.history != "self":
+    if benchmark.history == "golden":
         return set()
     return {n for n in range(1, turn) if sample.turns[n - 1].asked}
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from turnbench.judging.formats import ReplyFormat
-from turnbench.samples import History, JudgeTask, Pair, Sample
+from turnbench.samples import History, JudgeTask, Pair, Sample, UserAsk, UserTurn
 from turnbench.types import Message, RequestParams, SamplingConfig
 
 
@@ -42,6 +42,10 @@ class BenchmarkRules(Protocol):
     def answer_messages(
         self, sample: Sample, turn: int, earlier: Sequence[Pair]
     ) -> list[Message]: ...
+
+    def user_turn(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurn | UserAsk | None: ...
 
     def judge_tasks(
         self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str

@@ -28,7 +28,7 @@ from turnbench.errors import (
     FatalBackendError,
     RequestFailedError,
 )
-from turnbench.journal.logindex import AnswerDone, JudgmentDone
+from turnbench.journal.logindex import AnswerDone, JudgmentDone, UserTurnDone
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.types import (
@@ -40,20 +40,32 @@ from turnbench.types import (
     Message,
     RequestParams,
     Usage,
+    UserTurnRecord,
 )
 
 if TYPE_CHECKING:
     from turnbench.engine.batching import BatchQueue
+    from turnbench.judging.config import UserSettings
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome
-    from turnbench.samples import JudgeTask, Sample
+    from turnbench.samples import JudgeTask, Sample, UserAsk, UserTurn
 
 #: `JudgmentRecord.followup` when an unreadable reply was answered by sending the same
 #: request again (a reference implementation's retry), not by a re-ask text
 SAME_REQUEST = "same-request"
 #: jobs started before the event loop gets to connect and send (execute)
 START_SLICE = 16
+#: --strict-user: re-asks of a user model whose turn broke a rule, before its turn is kept
+#: as it is (its problems counted)
+MAX_USER_REASKS = 2
+#: what a re-ask of the user model says (versioned: the run's identity names it)
+USER_REASK = (
+    "Your last message broke the rules of your role ({problems}). Write that message again: "
+    "only the user's next message, giving exactly what you were told to give, in the "
+    "user's voice."
+)
+USER_REASK_LABEL = "user-reask-v1"
 
 
 @dataclass
@@ -98,9 +110,13 @@ class RunContext:
         strip_think: bool = True,
         batches: Mapping[str, BatchQueue] | None = None,
         costs: CostMeter | None = None,
+        user_backend: Backend | None = None,
+        user: UserSettings | None = None,
     ) -> None:
         self.log = log
         self.model_backend = model_backend
+        self.user_backend = user_backend  # the simulated user's model, when one plays it
+        self.user = user
         self.warn = warn or (lambda _message: None)
         self._fallback_said = False
         self.strip_think = strip_think  # remove <think> blocks before answers are judged
@@ -198,7 +214,7 @@ class RunContext:
         worst: float = 0.0,
         *,
         key: str,
-        stage: Literal["answer", "judgment"],
+        stage: Literal["answer", "judgment", "user_turn"],
         role: str,
     ) -> AsyncIterator[None]:
         """Hold one admitted answer or judgment for the duration of the block.
@@ -241,7 +257,7 @@ class RunContext:
     def _fail(
         self,
         key: str,
-        stage: Literal["answer", "judgment"],
+        stage: Literal["answer", "judgment", "user_turn"],
         error: RequestFailedError,
         *,
         model: str,
@@ -381,6 +397,111 @@ class RunContext:
             tokens = self._budget_tokens(self.model_backend.spec, [(_chars(messages), completion)])
         self._commit(record, tokens)
         self.progress.advance("answers")
+        return record
+
+    # -- user turns (simulated conversations) ----------------------------------------------
+    def logged_user_turn(self, key: str) -> UserTurnDone | None:
+        """The user turn the log holds under `key` (a resumed conversation goes on with the
+        same words), or None."""
+        cached = self.done.get(key)
+        return cached if isinstance(cached, UserTurnDone) else None
+
+    def record_user_turn(
+        self, *, key: str, model: str, sample: Sample, turn: int, made: UserTurn
+    ) -> UserTurnRecord:
+        """Log a user turn made by the benchmark's own template the moment it exists, before
+        the model is asked to answer it."""
+        record = UserTurnRecord(
+            key=key,
+            model=model,
+            sample_id=sample.id,
+            turn=turn,
+            group=sample.group,
+            origin=made.origin,
+            text=made.text,
+            revealed=list(made.revealed),
+            problems=list(made.problems),
+            ended=made.ended,
+            meta=dict(made.meta),
+        )
+        self.log.append(record)
+        return record
+
+    async def ask_user(
+        self, *, key: str, model: str, sample: Sample, turn: int, ask: UserAsk
+    ) -> UserTurnRecord | None:
+        """A user turn written by the user model now, logged at once; None when its request
+        failed (a failure record; the conversation stops there and a resume asks again).
+
+        With --strict-user a turn that breaks a rule (`UserTurn.problems`) is asked again,
+        the reply and the rule it broke in the request, up to MAX_USER_REASKS times; the
+        last one is kept either way, with its problems, and every reply is in `outputs`."""
+        backend, settings = self.user_backend, self.user
+        if backend is None or settings is None:
+            raise RuntimeError("this run has no user model")
+        sampling = settings.sampling
+        extra = dict(sampling.extra)
+        if ask.seed is not None:
+            extra["seed"] = ask.seed
+        params = RequestParams(
+            temperature=sampling.temperature, max_tokens=sampling.max_tokens, n=1, extra=extra
+        )
+        asks = 1 + (MAX_USER_REASKS if settings.strict else 0)
+        worst = self.costs.worst_user_turn(ask.messages, params, asks) if self.costs else 0.0
+        messages = list(ask.messages)
+        completions: list[Completion] = []
+        made: UserTurn | None = None
+        refused: str | None = None
+        async with self._admitted_request(backend, worst, key=key, stage="user_turn", role="user"):
+            try:
+                while True:
+                    completion = await backend.complete(messages, params)
+                    completions.append(completion)
+                    made = ask.read(completion.text)
+                    if not made.problems or len(completions) >= asks:
+                        break
+                    problems = ", ".join(made.problems)
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": completion.text},
+                        {"role": "user", "content": USER_REASK.format(problems=problems)},
+                    ]
+            except RequestFailedError as error:
+                self._fail(key, "user_turn", error, model=model, sample=sample, turn=turn)
+                if not isinstance(error, AttemptRefusedError):
+                    return None
+                refused = error.reason
+        if refused is not None:
+            await self._stop(refused)
+        assert made is not None
+        usage = Usage()
+        for completion in completions:
+            usage = usage + completion.usage
+        record = UserTurnRecord(
+            key=key,
+            model=model,
+            sample_id=sample.id,
+            turn=turn,
+            group=sample.group,
+            origin="user-model",
+            text=made.text,
+            revealed=list(made.revealed),
+            user=settings.spec,
+            messages=ask.messages,
+            outputs=[completion.text for completion in completions],
+            problems=list(made.problems),
+            ended=made.ended,
+            params=completions[-1].sent_params,
+            usage=usage,
+            attempts=sum(completion.attempts for completion in completions),
+            latency_s=round(sum(completion.latency_s for completion in completions), 4),
+            endpoints=[c.endpoint for c in completions if c.endpoint],
+            meta={**ask.meta, **made.meta, "reasks": len(completions) - 1},
+        )
+        self.log.append(record)
+        self._tokens += usage.prompt_tokens + usage.completion_tokens
+        if self.costs is not None:
+            self._dollars += self.costs.cost("user", usage)
         return record
 
     def import_answer(
@@ -595,13 +716,13 @@ class _Attempts:
         ctx: RunContext,
         *,
         key: str,
-        stage: Literal["answer", "judgment"],
+        stage: Literal["answer", "judgment", "user_turn"],
         role: str,
         held: float,
     ) -> None:
         self._ctx = ctx
         self._key = key
-        self._stage: Literal["answer", "judgment"] = stage
+        self._stage: Literal["answer", "judgment", "user_turn"] = stage
         self._role = role
         self.held = held
 

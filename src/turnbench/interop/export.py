@@ -46,7 +46,7 @@ from turnbench.errors import UserError
 from turnbench.safetext import file_name_problem
 from turnbench.specs import PROVIDERS
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
-from turnbench.types import AnswerRecord, JudgmentRecord
+from turnbench.types import AnswerRecord, JudgmentRecord, UserTurnRecord
 
 FORMATS = ("csv", "jsonl", "fastchat")
 CSV_COLUMNS = [
@@ -72,7 +72,13 @@ CSV_COLUMNS = [
     "checklist",
     "benchmark",
     "mode",
+    # simulated conversations: what each conversation is (from its user turns' records)
+    "conversation",
+    "simulation",
+    "seed",
 ]
+#: the conversation fields a simulated conversation's user turns record in `meta`
+CONVERSATION_FIELDS = ("conversation", "simulation", "seed")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # an apostrophe of the text itself is doubled, so reading strips exactly one
 CSV_ESCAPED = (*FORMULA_STARTS, "'")
@@ -80,9 +86,69 @@ CSV_ESCAPED = (*FORMULA_STARTS, "'")
 
 def judgment_rows(run: Run) -> list[dict[str, Any]]:
     """One row per judged turn (every judge in the log), with the answer and raw replies,
-    the benchmark (its reference: a name, a file, a folder) and the run's judging mode."""
+    the benchmark (its reference: a name, a file, a folder) and the run's judging mode.
+
+    A simulated conversation's rows also say which conversation it is (`conversation`:
+    its type or scenario, `simulation`, `seed`); a run with no judge (scored from its
+    answers, as the translation benchmark) has one row per answer instead, status
+    "answered" (its scores are in results.json: `conversations`)."""
     benchmark = run.provenance.get("benchmark_ref") or run.benchmark
-    return [{**row, "benchmark": benchmark, "mode": run.judging} for row in judged_turn_rows(run)]
+    rows = judged_turn_rows(run)
+    conversations, turns = _conversations(run)
+    if conversations and not any(row["status"] != "request_failed" for row in rows):
+        rows += _answer_rows(run, turns)
+    for row in rows:
+        meta = conversations.get((row["model"], str(row["sample_id"])), {})
+        for name in CONVERSATION_FIELDS:
+            row[name] = meta.get(name)
+    return [{**row, "benchmark": benchmark, "mode": run.judging} for row in rows]
+
+
+def _conversations(
+    run: Run,
+) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str, int], UserTurnRecord]]:
+    """Each simulated conversation's fields, from its user turns' `meta` (a scenario's name
+    under `conversation`), and every user turn by (model, sample id, turn)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    turns: dict[tuple[str, str, int], UserTurnRecord] = {}
+    for record in run.all_records():
+        if isinstance(record, UserTurnRecord):
+            meta = dict(record.meta)
+            if "conversation" not in meta and "scenario" in meta:
+                meta["conversation"] = meta["scenario"]
+            found[(record.model, str(record.sample_id))] = meta
+            turns[(record.model, str(record.sample_id), record.turn)] = record
+    return found, turns
+
+
+def _answer_rows(
+    run: Run, turns: Mapping[tuple[str, str, int], UserTurnRecord]
+) -> list[dict[str, Any]]:
+    """One row per answered turn of a run with no judgment: the user's message (and the
+    shards it revealed) and the answer."""
+    rows = []
+    for record in run.all_records():
+        if not isinstance(record, AnswerRecord):
+            continue
+        user = turns.get((record.model, str(record.sample_id), record.turn))
+        rows.append(
+            {
+                "judge": "",
+                "model": record.model,
+                "sample_id": record.sample_id,
+                "turn": record.turn,
+                "group": record.group,
+                "status": "answered",
+                "reasks": 0,
+                "ts": record.ts,
+                "answer": record.text,
+                "user": user.text if user is not None else None,
+                "revealed": user.revealed if user is not None else None,
+                "judge_outputs": [],
+            }
+        )
+    rows.sort(key=lambda r: (r["model"], sample_sort_key(str(r["sample_id"])), r["turn"]))
+    return rows
 
 
 def _csv_cell(value: Any) -> Any:

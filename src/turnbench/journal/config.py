@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from turnbench.errors import ConfigDriftError, RunDirectoryError, UserError
+from turnbench.judging.config import UserSettings
 from turnbench.judging.judge import JudgeSettings
 from turnbench.types import SamplingConfig
 
@@ -31,8 +32,10 @@ class RunConfig(BaseModel):
     judging: Literal["single", "pairwise", "pairwise-all"] = "single"
     model: str | None = None  # spec of the model under test (run mode)
     models: list[str] = Field(default_factory=list)  # model names judged (judge mode)
-    judges: list[JudgeSettings] = Field(min_length=1)
+    #: empty for a benchmark scored without a judge (`Benchmark.needs_judge`)
+    judges: list[JudgeSettings] = Field(default_factory=list)
     answer_sampling: SamplingConfig | None = None
+    user: UserSettings | None = None  # the simulated user, when a user model plays it
     strip_think: bool = True  # <think> blocks removed from answers before judging
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
@@ -60,7 +63,7 @@ class RunConfig(BaseModel):
 
     @property
     def parser(self) -> str:
-        return self.judges[0].parser
+        return self.judges[0].parser if self.judges else "strict"
 
     def identity(self) -> dict[str, Any]:
         identity = self.model_dump(
@@ -79,6 +82,8 @@ class RunConfig(BaseModel):
                 "perturb",
             },
         )
+        if self.user is None:  # (runs without a user model: identities as they always were)
+            identity.pop("user", None)
         settings = [judge.model_dump(mode="json", exclude={"spec"}) for judge in self.judges]
         if len(settings) == 1:  # named as the flags name them: parser, judge_sampling, ...
             identity.update(

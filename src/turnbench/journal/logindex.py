@@ -35,6 +35,7 @@ from turnbench.record_keys import (
     key_matches,
     legacy_key,
     record_key,
+    user_turn_key,
     with_legacy_fields,
 )
 from turnbench.types import (
@@ -49,6 +50,7 @@ from turnbench.types import (
     NotAScore,
     SampleId,
     Usage,
+    UserTurnRecord,
 )
 
 
@@ -209,7 +211,28 @@ class JudgmentDone:
         return shown
 
 
-Done = AnswerDone | JudgmentDone
+@dataclass(slots=True, eq=False)
+class UserTurnDone:
+    """A user turn made at run time (a simulated conversation), as the index keeps it: its
+    text (the model's next request is built on it) and the shards it revealed."""
+
+    kind: ClassVar[str] = "user_turn"
+    key: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    group: str | None
+    origin: str
+    text: str
+    revealed: tuple[int, ...]
+    problems: tuple[str, ...] = ()
+    ended: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    offset: int = -1
+    length: int = 0
+
+
+Done = AnswerDone | JudgmentDone | UserTurnDone
 
 
 GROUP_META_KEYS = ("category", "task")
@@ -394,6 +417,7 @@ class LogIndex:
         self.answered: dict[str, set[tuple[SampleId, int]]] = {}  # model -> turns answered
         self.answer_usage = RoleTotals()  # answers generated here
         self.judge_usage: dict[str, RoleTotals] = {}  # judge id -> its judgments
+        self.user_usage = RoleTotals()  # the simulated user's turns (a user model's)
         self.answer_provenance = RoleProvenance()
         self.judge_provenance: dict[str, RoleProvenance] = {}
         # role ("model" or a judge id) -> its attempts that returned nothing (`AttemptRecord`,
@@ -425,6 +449,9 @@ class LogIndex:
             return
         if isinstance(record, BatchRecord):
             self._batch(record)
+            return
+        if isinstance(record, UserTurnRecord):
+            self._user_turn(record, offset, length)
             return
         if isinstance(record, AttemptRecord):
             totals = self.unanswered.get(record.role)
@@ -467,6 +494,38 @@ class LogIndex:
             answer_done(record, key)
             if isinstance(record, AnswerRecord)
             else judgment_done(record, key)
+        )
+        if offset >= 0:
+            done.offset, done.length = offset, length
+        self.done[key] = done
+
+    def _user_turn(self, record: UserTurnRecord, offset: int, length: int) -> None:
+        """A simulated user's turn: done under its key once its key names its fields and
+        its usage is sound (else left out, and made again on resume)."""
+        key = user_turn_key(record.model, record.sample_id, record.turn)
+        problem = (
+            f"its key {record.key!r} does not name its fields"
+            if record.key != key
+            else usage_problem(record.usage)
+        )
+        if problem is not None:
+            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
+            return
+        self.failures.pop(key, None)
+        if record.origin == "user-model":
+            self.user_usage.add(record.usage, None)
+        done = UserTurnDone(
+            key=key,
+            model=record.model,
+            sample_id=record.sample_id,
+            turn=record.turn,
+            group=record.group,
+            origin=record.origin,
+            text=record.text,
+            revealed=tuple(record.revealed),
+            problems=tuple(record.problems),
+            ended=record.ended,
+            meta=dict(record.meta),
         )
         if offset >= 0:
             done.offset, done.length = offset, length

@@ -48,6 +48,7 @@ from turnbench.types import (
     FailureRecord,
     JudgmentRecord,
     LogRecord,
+    UserTurnRecord,
 )
 
 LOG_NAME = "log.jsonl"
@@ -60,6 +61,7 @@ _RECORD_TYPES = {
     "attempt": AttemptRecord,
     "batch": BatchRecord,
     "end": EndRecord,
+    "user_turn": UserTurnRecord,
 }
 
 Warn = Callable[[str], None]
@@ -94,7 +96,8 @@ _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
         | FailureRecord
         | AttemptRecord
         | BatchRecord
-        | EndRecord,
+        | EndRecord
+        | UserTurnRecord,
         Field(discriminator="kind"),
     ]
 )

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from turnbench.backends.options import BackendOptions
 from turnbench.backends.retry import RetryPolicy
 from turnbench.errors import UserError
@@ -63,6 +65,31 @@ class ModelConfig:
 
     model_spec: ModelSpec
     sampling: SamplingConfig
+    backend: BackendOptions
+
+    @property
+    def spec(self) -> str:
+        return str(self.model_spec)
+
+
+class UserSettings(BaseModel):
+    """What identifies a simulated user's turns (recorded in the run's configuration: a
+    resumed run with another user model or other settings is refused)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str
+    sampling: SamplingConfig
+    strict: bool = False  # --strict-user: re-ask when a turn breaks a rule
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """The simulated user (a third role beside the model and the judge): its parsed spec,
+    what identifies its turns, how it is reached."""
+
+    model_spec: ModelSpec
+    settings: UserSettings
     backend: BackendOptions
 
     @property

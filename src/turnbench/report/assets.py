@@ -47,6 +47,7 @@ td.wrap { white-space:normal; min-width:170px; max-width:460px; overflow-wrap:an
 .insufficient_data { background:#fff4d6; color:#7a5b00; }
 .fail { background:#fdecd6; color:var(--warn); }
 .ok { background:#e3f3e4; color:var(--good); }
+.simulated { background:#e8eefc; color:#2a4a8a; white-space:normal; }
 .warnings { border-color:#f1c27d; background:#fffaf1; }
 .warnings li { white-space:pre-wrap; }
 .filters { display:flex; flex-wrap:wrap; gap:10px 18px; align-items:center;

@@ -433,6 +433,9 @@ def _sample_block(context: _Context, sample: str) -> str:
             for e, f in zip(entries, context.failures, strict=True)
             if key in e.answers or key in e.judgments or key in f
         ]
+        note = text.users.get(turn) if text else None
+        if note is not None:  # a simulated user's turn: who wrote it, what it revealed
+            question_markup = badge(note, "simulated") + question_markup
         golden = text.golden.get(turn) if text else None
         golden_markup = (
             f'<details class="judge"><summary>dataset answer for this turn (the golden '

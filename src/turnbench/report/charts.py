@@ -339,6 +339,50 @@ def bars(
     return svg.document(width, height, parts)
 
 
+def strips(
+    categories: list[str],
+    series: Sequence[tuple[str, Sequence[Sequence[float | None]]]],
+    title: str,
+    *,
+    maximum: float = 1.0,
+    xlabel: str = "score",
+) -> str:
+    """A strip plot: one row per category (a document, a scenario), one dot per score of
+    it (its repeated conversations), one colour per series (a conversation type), so the
+    spread between a sample's best and worst conversations shows."""
+    names = [svg.shown(c) for c in categories]
+    entries = [(name, svg.color(i)) for i, (name, _) in enumerate(series)]
+    legend_width, legend_height = svg.legend_size([n for n, _ in entries], 1)
+    band = 18.0 * max(1, len(series))
+    left = max((svg.width_of(n, TICK_SIZE) for n in names), default=0) + 18
+    top = TITLE_TOP
+    plot_width, plot_height = 460.0, band * max(1, len(categories))
+    ticks = _ticks(0.0, maximum)
+    value = _Scale(0.0, maximum, left, left + plot_width)
+    bottom = top + plot_height
+    axes = [
+        _x_grid(value, top, bottom, ticks),
+        svg.text(left + plot_width / 2, bottom + 34, xlabel, anchor="middle"),
+        _category_labels_left([top + band * (i + 0.5) for i in range(len(names))], left, names),
+    ]
+    drawn = []
+    for index, ((_, rows), (_, colour)) in enumerate(zip(series, entries, strict=True)):
+        dots = []
+        for position, scores in enumerate(rows[: len(categories)]):
+            y = top + band * position + 18.0 * index + 9.0
+            for number in (_finite(score) for score in scores):
+                if number is not None:
+                    dots.append(svg.circle(value(min(max(number, 0.0), maximum)), y, 3.5, colour))
+        drawn.append(svg.group("series", dots))
+    legend_x = left + plot_width + 24
+    width = legend_x + legend_width + 12
+    height = max(bottom + 52, top + legend_height + 12)
+    parts = [_title(title, width), *axes, svg.group("strips", drawn)]
+    parts.append(svg.frame(left, top, plot_width, plot_height))
+    parts.append(svg.legend(entries, legend_x, top))
+    return svg.document(width, height, parts)
+
+
 def turn_panels(
     categories: list[str],
     panels: list[tuple[str, Series]],

@@ -19,6 +19,7 @@ from typing import Any
 from turnbench import __version__
 from turnbench.benchmarks.base import Chart, ReportSpec, ScoreTable
 from turnbench.errors import UserError
+from turnbench.journal.logindex import UserTurnDone
 from turnbench.report import charts
 from turnbench.report.assets import page
 from turnbench.report.browser import (
@@ -32,7 +33,13 @@ from turnbench.report.compare import Comparison, compare_entries
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
 from turnbench.report.parallel import forked
-from turnbench.report.samples import DialogueText, Texts, merge_texts, texts_from_data
+from turnbench.report.samples import (
+    DialogueText,
+    Texts,
+    merge_texts,
+    texts_from_data,
+    user_turn_note,
+)
 from turnbench.report.stress import stress_section
 from turnbench.report.trust import trust_section
 from turnbench.store.rundir import Entry, Run
@@ -285,6 +292,8 @@ def _chart(spec: Chart, entries: list[Entry]) -> str:
     groups = _present(entries, spec.field, ())
     if not groups:
         return ""
+    if spec.kind == "strips":
+        return _strips(spec, entries, groups)
     if spec.kind == "turn_bars":
         panels = [
             (
@@ -312,6 +321,26 @@ def _chart(spec: Chart, entries: list[Entry]) -> str:
         return ""
     picture = chart(charts.line_panels(lines, spec.title), spec.alt)
     return f'<h3>Turn-wise scores</h3><div class="charts">{picture}</div>'
+
+
+def _strips(spec: Chart, entries: list[Entry], groups: list[str]) -> str:
+    """Each model's strip plot: a row per sample, a dot per repeated score, a colour per
+    series (`groups`, e.g. the conversation types)."""
+    pictures = []
+    for entry in entries:
+        table = entry.results.get(spec.field) or {}
+        samples = list(dict.fromkeys(k for g in groups for k in (table.get(g) or {})))
+        if not samples:
+            continue
+        series = [
+            (group, [list((table.get(group) or {}).get(s) or []) for s in samples])
+            for group in groups
+        ]
+        title = f"{spec.title}: {entry.label}" if len(entries) > 1 else spec.title
+        pictures.append(
+            chart(charts.strips(samples, series, title, maximum=spec.scale_max), spec.alt)
+        )
+    return "".join(pictures)
 
 
 def _row_label(spec: ScoreTable, key: str) -> str:
@@ -681,6 +710,14 @@ def _texts(benchmark: str, runs: list[Run], options: ReportOptions, warn: Warn) 
             text = from_log.setdefault(sample, DialogueText(sample))
             for turn, question in questions.items():
                 text.questions.setdefault(turn, question)
+        for done in run.index.done.values():  # simulated conversations: their user turns
+            if isinstance(done, UserTurnDone):
+                text = from_log.setdefault(str(done.sample_id), DialogueText(str(done.sample_id)))
+                text.users[done.turn] = user_turn_note(
+                    done.origin, done.revealed, done.problems, done.ended
+                )
+                if done.text:
+                    text.questions.setdefault(done.turn, done.text)
     from_data, problem = texts_from_data(runs[0].benchmark_class, benchmark, options.data_dir)
     if problem is not None:
         note = f"{benchmark}: dialogue text from the run logs only ({problem})"

@@ -29,9 +29,26 @@ class DialogueText:
     group: str | None = None
     questions: dict[int, str] = field(default_factory=dict)
     golden: dict[int, str] = field(default_factory=dict)  # the dataset's reference answers
+    #: simulated conversations: who wrote each user turn, the shards it revealed, the rules
+    #: it broke and the end of the conversation, as the log's user turns record them
+    users: dict[int, str] = field(default_factory=dict)
 
 
 Texts = dict[str, DialogueText]
+
+
+def user_turn_note(
+    origin: str, revealed: tuple[int, ...], problems: tuple[str, ...], ended: str | None
+) -> str:
+    """How the browser labels a simulated user turn."""
+    parts = ["simulated user: " + ("user model" if origin == "user-model" else "template")]
+    if revealed:
+        parts.append(f"shards revealed: {', '.join(map(str, revealed))}")
+    if problems:
+        parts.append(f"broke: {', '.join(problems)}")
+    if ended:
+        parts.append(f"ended the conversation ({ended})")
+    return "; ".join(parts)
 
 
 def texts_from_samples(samples: list[Sample]) -> Texts:
@@ -74,5 +91,6 @@ def merge_texts(primary: Texts, fallback: Texts) -> Texts:
             text.group = source.group or text.group
             text.questions.update(source.questions)
             text.golden.update(source.golden)
+            text.users.update(source.users)
         merged[sample] = text
     return merged

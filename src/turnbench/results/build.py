@@ -32,12 +32,13 @@ from turnbench.journal.logindex import (
     LogIndex,
     RoleProvenance,
     RoleTotals,
+    UserTurnDone,
     index_records,
 )
 from turnbench.journal.runlog import parse_record_bytes
 from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.judging.pairwise import PairOutcome, Tally, combine_games, game_winner
-from turnbench.record_keys import answer_key, game_key, judgment_key, record_key
+from turnbench.record_keys import answer_key, game_key, judgment_key, record_key, user_turn_key
 from turnbench.results.stress import ArmResults, perturbations
 from turnbench.trust import blocks as trust
 from turnbench.trust.games import combine_game, judge_verdict
@@ -73,6 +74,22 @@ class Counts(BaseModel):
     judgments: JudgmentCounts | None = None  # with a panel or repeats: single judgments
 
 
+class SimulatorCounts(BaseModel):
+    """The simulated user of a run's conversations, counted (results.json `simulator`):
+    its turns by who wrote them (`template`, `user-model`), the conversations in which
+    some turn broke each rule (`conversations_with`: "several_shards", "invented",
+    "answered_itself", "role_switch") and the turns that did (`turns_with`), the user
+    model's re-asks (--strict-user), and how conversations ended by the user's word."""
+
+    user_turns: int
+    by_origin: dict[str, int]
+    conversations: int
+    conversations_with: dict[str, int]
+    turns_with: dict[str, int]
+    reasks: int
+    ended: dict[str, int]
+
+
 class ModelResults(BaseModel):
     """One model's results. Benchmark score tables (`by_category`, `by_task`, ...) are extra
     keys; scores are unrounded and `null` where nothing was scored."""
@@ -96,6 +113,7 @@ class ModelResults(BaseModel):
     repeats: RepeatSpread | None = None
     length: LengthScores | None = None
     flagged_answers: list[FlaggedAnswer] | None = None
+    simulator: SimulatorCounts | None = None  # simulated conversations only
 
 
 class RoleUsage(BaseModel):
@@ -128,7 +146,7 @@ class RequestFailure(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     key: str
-    stage: Literal["answer", "judgment"]
+    stage: Literal["answer", "judgment", "user_turn"]
     error: str
     attempts: int
 
@@ -149,8 +167,8 @@ class Provenance(BaseModel):
     benchmark_ref: str | None = None
     mode: Literal["run", "judge"]
     judging: str
-    parser: str
-    max_reasks: int
+    parser: str | None  # null (and max_reasks, judge_sampling): a run with no judge
+    max_reasks: int | None
     prompt_versions: dict[str, str]
     data_sha256: dict[str, str]
     reference_sha256: str | None
@@ -161,8 +179,8 @@ class Provenance(BaseModel):
     endpoints: dict[str, Any]
     strip_think: bool = True
     answer_sampling: dict[str, Any] | None
-    judge_sampling: dict[str, Any]
-    judge_scoring: str = "parsed"
+    judge_sampling: dict[str, Any] | None
+    judge_scoring: str | None = "parsed"
     answer_params_sent: list[Any]
     judge_params_sent: list[Any]
     model_reported: list[Any]
@@ -382,7 +400,7 @@ def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[s
     model = [(config.model, index.answer_usage)] if config.model else []
     unanswered_model = [(config.model, index.unanswered.get("model"))] if config.model else []
     unanswered_judges = [(judge.id, index.unanswered.get(judge.id)) for judge in config.judges]
-    return {
+    usage = {
         "model": _usage(
             index.answer_usage,
             _role_cost(prices, model),
@@ -396,6 +414,15 @@ def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[s
             _unanswered(prices, unanswered_judges),
         ),
     }
+    if config.user is not None:  # the simulated user's model
+        spec = config.user.spec
+        usage["user"] = _usage(
+            index.user_usage,
+            _role_cost(prices, [(spec, index.user_usage)]),
+            prices.as_of,
+            _unanswered(prices, [(spec, index.unanswered.get("user"))]),
+        )
+    return usage
 
 
 def _unanswered(
@@ -419,15 +446,15 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
     index = records if isinstance(records, LogIndex) else index_records(list(records))
     answers: RoleProvenance = index.answer_provenance
     judgments = index.judges_provenance([judge.id for judge in config.judges])
-    first = config.judges[0]
+    first = config.judges[0] if config.judges else None
     return {
         "turnbench_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "benchmark_ref": config.benchmark_ref,
         "mode": config.mode,
         "judging": config.judging,
-        "parser": first.parser,
-        "max_reasks": first.max_reasks,
+        "parser": first.parser if first else None,
+        "max_reasks": first.max_reasks if first else None,
         "prompt_versions": config.prompt_versions,
         "data_sha256": config.data_sha256,
         "reference_sha256": config.reference_sha256,
@@ -438,8 +465,9 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "endpoints": config.endpoints,
         "strip_think": config.strip_think,
         "answer_sampling": config.answer_sampling.model_dump() if config.answer_sampling else None,
-        "judge_sampling": first.sampling.model_dump(),
-        "judge_scoring": first.scoring,
+        "judge_sampling": first.sampling.model_dump() if first else None,
+        "user": config.user.model_dump(mode="json") if config.user is not None else None,
+        "judge_scoring": first.scoring if first else None,
         "judge_guard": any(judge.guard for judge in config.judges),
         "judge_repeats": config.judge_repeats,
         "repeat_aggregate": config.repeat_aggregate,
@@ -588,9 +616,15 @@ def judged_turns(
     items: list[JudgedTurn] = []
     done = view.done
     with_text = work.benchmark.needs_answer_text
+    simulated = work.benchmark.history == "simulated"
     for sample, turn, criterion in planned_items(work, view):
         answer = view.answer(model, sample.id, turn, read=with_text, arm=arm)
         answered_as = done.get(answer_key(model, sample.id, turn, arm))
+        if answer is None and simulated and arm is None:  # the user ended before this turn
+            final = ended_before(view, model, sample.id, turn)
+            if final is not None:
+                answer = view.answer(model, sample.id, final, read=with_text)
+                answered_as = done.get(answer_key(model, sample.id, final))
         if isinstance(answered_as, AnswerDone) and answered_as.unclosed_think:
             # nothing to judge: never a judgment of the empty answer (older runs judged it)
             items.append(
@@ -620,7 +654,20 @@ def judged_turns(
     return items
 
 
+def ended_before(view: LogView, model: str, sample_id: SampleId, turn: int) -> int | None:
+    """The last answered turn of a simulated conversation the user ended before `turn`
+    (its final answer stands for the later judged turn: `Work._judge_at_end`), or None."""
+    for number in range(turn, 0, -1):
+        done = view.done.get(user_turn_key(model, sample_id, number))
+        if isinstance(done, UserTurnDone) and done.ended:
+            final = number if done.text.strip() else number - 1
+            return final if final >= 1 else None
+    return None
+
+
 NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)
+#: the one column of a run with no judge: its items are all NO_REQUEST, scored from answers
+NO_JUDGE = ""
 
 
 def planned_items(work: Work, view: LogView) -> list[tuple[Sample, int, Any]]:
@@ -673,14 +720,16 @@ def panel_items(
     work: Work, config: RunConfig, view: LogView, model: str, arm: str | None = None
 ) -> trust.PanelItems:
     """Every judgment of `model`'s items: per judge, per repeat (combined as configured);
-    `arm`: of that stress arm."""
+    `arm`: of that stress arm. A run with no judge (every turn scored from its answer) has its
+    items under NO_JUDGE."""
+    judges = [judge.id for judge in config.judges] or [NO_JUDGE]
     return trust.PanelItems(
         {
-            judge.id: [
-                judged_turns(work, view, model, judge.id, repeat, arm)
+            judge: [
+                judged_turns(work, view, model, judge, repeat, arm)
                 for repeat in range(config.judge_repeats)
             ]
-            for judge in config.judges
+            for judge in judges
         },
         config.repeat_aggregate,
         config.panel_aggregate,
@@ -727,7 +776,7 @@ def model_results(
         "unclosed_think": len(unclosed),
         **extra_counts,
     }
-    if config.judges[0].scoring == "weighted":
+    if config.judges and config.judges[0].scoring == "weighted":
         results["counts"]["weighted_fallbacks"] = sum(
             item.scoring == "parsed-fallback" for item in items
         )
@@ -743,7 +792,45 @@ def model_results(
         results["repeats"] = trust.repeat_spread(benchmark, panel)
     planned = [(sample, turn) for sample in benchmark.samples for turn in sample.judged_turns()]
     results["flagged_answers"] = trust.flagged_answers(benchmark, planned, lookup)
+    if benchmark.history == "simulated":
+        results["simulator"] = simulator_counts(work, view, model)
     return results
+
+
+SIMULATOR_PROBLEMS = ("several_shards", "invented", "answered_itself", "role_switch")
+
+
+def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
+    """`simulator`: the user turns of `model`'s planned conversations, as the log has them."""
+    planned = {sample.id for sample in work.benchmark.samples}
+    turns = [
+        done
+        for done in view.done.values()
+        if isinstance(done, UserTurnDone) and done.model == model and done.sample_id in planned
+    ]
+    by_origin: dict[str, int] = {}
+    with_problem: dict[str, set[SampleId]] = {code: set() for code in SIMULATOR_PROBLEMS}
+    turns_with = dict.fromkeys(SIMULATOR_PROBLEMS, 0)
+    ended: dict[str, int] = {}
+    reasks = 0
+    for done in turns:
+        by_origin[done.origin] = by_origin.get(done.origin, 0) + 1
+        for code in done.problems:
+            with_problem.setdefault(code, set()).add(done.sample_id)
+            turns_with[code] = turns_with.get(code, 0) + 1
+        if done.ended:
+            ended[done.ended] = ended.get(done.ended, 0) + 1
+        count = done.meta.get("reasks")
+        reasks += count if type(count) is int and count > 0 else 0
+    return {
+        "user_turns": len(turns),
+        "by_origin": by_origin,
+        "conversations": len({done.sample_id for done in turns}),
+        "conversations_with": {code: len(ids) for code, ids in with_problem.items()},
+        "turns_with": turns_with,
+        "reasks": reasks,
+        "ended": ended,
+    }
 
 
 def game_cells(

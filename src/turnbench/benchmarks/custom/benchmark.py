@@ -8,7 +8,12 @@ directory is refused like any other change of settings).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from functools import cache, cached_property
+from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,9 +37,12 @@ from turnbench.benchmarks.base import (
     TableRow,
     TextTable,
     Turn,
+    UserAsk,
+    UserTurn,
     select_first,
 )
 from turnbench.benchmarks.custom.bounded import BoundedChecks
+from turnbench.benchmarks.custom.options import ScenarioOptions
 from turnbench.benchmarks.custom.prompts import (
     CHECKLIST_PROMPT,
     RUBRIC_PROMPT,
@@ -44,8 +52,9 @@ from turnbench.benchmarks.custom.prompts import (
 from turnbench.benchmarks.custom.scoring import CHECKLIST_CRITERION, score_tables
 from turnbench.benchmarks.custom.spec import BenchmarkSpec, DialogueSpec, load_spec
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.errors import UserError
 from turnbench.judging.formats import followup
-from turnbench.types import Message
+from turnbench.types import Message, RequestParams
 
 
 class CustomTables(BaseModel):
@@ -226,6 +235,222 @@ class CustomBenchmark(Benchmark):
         )
 
 
+@cache
+def scenario_prompts() -> dict[str, Any]:
+    """prompts/scenario_user.json: what the user model playing a scenario is told."""
+    text = resources.files("turnbench").joinpath("prompts/scenario_user.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+class ScenarioTables(CustomTables):
+    """A file of scenarios adds: `success_rate` (the share of conversations whose score
+    reaches the file's `success_threshold`), `pass_hat_k` (the chance that k tries of a
+    scenario all succeed, k = 1..N, the unbiased estimator over its N conversations) and
+    `pass_at_k` (that at least one does), and `by_scenario` (each scenario's conversation
+    scores)."""
+
+    simulations: int
+    success_threshold: float
+    success_rate: float | None
+    pass_hat_k: dict[str, float]
+    pass_at_k: dict[str, float]
+    by_scenario: dict[str, list[float | None]]
+    scores_by_scenario: dict[str, dict[str, list[float]]]  # (the report's strip plot)
+
+
+class ScenarioBenchmark(CustomBenchmark):
+    """A benchmark file of scenarios: a user model plays each `simulated_user` (persona,
+    goal, facts) for at most `max_turns` assistant replies, ending sooner with an end
+    marker; the model under test sees only the user's messages. The dialogue's rubric,
+    checklist and checks are judged once, when the conversation ends, on the whole
+    conversation or its final turn (`judge`). Each scenario is held `--simulations` times."""
+
+    history = "simulated"
+    user_model = "required"
+    options_model = ScenarioOptions
+    results_model = ScenarioTables
+    report = ReportSpec(
+        charts=(
+            *CustomBenchmark.report.charts,
+            Chart("strips", "scores_by_scenario", "Each scenario's conversations",
+                  "strip plot of every conversation's score, a row per scenario", scale_max=1.0),
+        ),
+        tables=CustomBenchmark.report.tables,
+        overall_note="scenarios: the mean conversation score (0-1; the weighted share of the "
+        "scenario's requirements met)",
+        summary_fields=("success_rate", "simulations", "success_threshold"),
+    )  # fmt: skip
+
+    def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
+        Benchmark.__init__(self, files, settings)
+        self.simulations = int(settings.options.get("simulations") or 1)
+        chosen = select_first(
+            [CustomBenchmark._sample(d) for d in self.spec.dialogues], settings.limit
+        )
+        keep = {sample.id for sample in chosen}
+        self.scenarios = [d for d in self.spec.dialogues if d.id in keep]
+        self._all = [
+            self._conversation(d, n) for d in self.spec.dialogues for n in range(self.simulations)
+        ]
+        self._planned = [s for s in self._all if self._scenario_of[str(s.id)][0].id in keep]
+        self.planned_dialogues = [s.source for s in self._planned]
+        self._checks = BoundedChecks()
+        self._prompts = scenario_prompts()
+
+    @staticmethod
+    def conversation_id(dialogue: DialogueSpec, simulation: int) -> str:
+        return f"{dialogue.id}-sim{simulation}"
+
+    def _conversation(self, dialogue: DialogueSpec, simulation: int) -> Sample:
+        """One conversation of a scenario: its own id (the scorer reads it as a dialogue)
+        and seed; the scenario is `scenario_of`."""
+        ident = self.conversation_id(dialogue, simulation)
+        conversation = replace(dialogue, id=ident)
+        self._scenario_of[ident] = (dialogue, simulation)
+        return Sample(
+            id=ident,
+            group=dialogue.tags[0] if dialogue.tags else None,
+            turns=tuple(Turn(user=t.user, judged=t.judged) for t in dialogue.turns),
+            source=conversation,
+        )
+
+    @cached_property
+    def _scenario_of(self) -> dict[str, tuple[DialogueSpec, int]]:
+        return {}
+
+    def seed(self, sample: Sample) -> int:
+        dialogue, simulation = self._scenario_of[str(sample.id)]
+        digest = hashlib.sha256(f"{dialogue.id!r}\n{simulation}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+    def _meta(self, sample: Sample) -> dict[str, Any]:
+        dialogue, simulation = self._scenario_of[str(sample.id)]
+        return {"scenario": dialogue.id, "simulation": simulation, "seed": self.seed(sample)}
+
+    # -- the simulated user ----------------------------------------------------------------
+    def user_turn(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair]
+    ) -> UserTurn | UserAsk | None:
+        user = sample.source.simulated_user
+        assert user is not None
+        if turn > user.max_turns:
+            return None
+        if turn == 1 and user.opening is not None:
+            return UserTurn(text=user.opening, meta=self._meta(sample))
+        prompts = self._prompts
+        facts = "\n".join(f"- {fact}" for fact in user.facts) or prompts["no_facts"]
+        system = prompts["system"].format(persona=user.persona, goal=user.goal, facts=facts)
+        messages: list[Message] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": prompts["start"]},
+        ]
+        for said, reply in earlier:  # (the user model writes the user's side: roles flip)
+            messages.append({"role": "assistant", "content": said})
+            messages.append({"role": "user", "content": reply})
+        allowed = "\n".join([system, user.opening or ""])
+        meta = self._meta(sample)
+
+        def read(reply: str) -> UserTurn:
+            from turnbench.engine.user_quality import check_user_turn, parse_end_marker
+
+            text, ended = parse_end_marker(reply)
+            check = check_user_turn(text, list(user.facts), set(), allowed_text=allowed)
+            problems = tuple(code for code in check.problems if code != "several_shards")
+            return UserTurn(
+                text=text.strip(),
+                revealed=tuple(index + 1 for index in check.revealed),
+                origin="user-model",
+                meta=meta,
+                problems=problems,
+                ended=ended,
+            )
+
+        return UserAsk(messages=messages, read=read, seed=meta["seed"])
+
+    def answer_params(self, sample: Sample) -> RequestParams:
+        params = super().answer_params(sample)
+        return params.model_copy(update={"extra": {**params.extra, "seed": self.seed(sample)}})
+
+    # -- judging ---------------------------------------------------------------------------
+    def judge_tasks(
+        self, sample: Sample, turn: int, earlier: Sequence[Pair], answer: str
+    ) -> list[JudgeTask]:
+        """The scenario's requirements, judged when its conversation ends: on the whole
+        conversation (the judge sees every turn) or on its final turn alone."""
+        spec = sample.source.turns[turn - 1]
+        shown = list(earlier) if sample.source.judge == "conversation" else []
+        user = sample.turns[turn - 1].user
+        tasks = []
+        if spec.rubric is not None:
+            messages = rubric_messages(spec.rubric, shown, user, answer, None)
+            tasks.append(JudgeTask(RUBRIC_PROMPT, messages, kind="rating"))
+        if spec.checklist:
+            messages = checklist_messages(spec.checklist, shown, user, answer, None)
+            tasks.append(
+                JudgeTask(
+                    CHECKLIST_PROMPT,
+                    messages,
+                    kind="checklist",
+                    criterion=CHECKLIST_CRITERION,
+                    items=len(spec.checklist),
+                    weights=tuple(item.weight for item in spec.checklist),
+                )
+            )
+        return tasks
+
+    def prompt_versions(self) -> dict[str, str]:
+        prompts = self._prompts
+        return {**super().prompt_versions(), "user": f"{prompts['name']}-v{prompts['version']}"}
+
+    def config_options(self) -> dict[str, Any]:
+        return {"dialogue_score": self.spec.dialogue_score}
+
+    def load_answer_file(self, path: Path) -> AnswerSet:
+        raise UserError(f"{self.name} is a file of scenarios: its answers are made in a run")
+
+    # -- results ---------------------------------------------------------------------------
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+        from turnbench.stats.reliability import pass_at_k, pass_hat_k
+
+        tables = score_tables(self.spec, self.planned_dialogues, judged, self._checks)
+        threshold = self.spec.success_threshold
+        scores: dict[str, list[float | None]] = {}
+        successes: dict[str, list[bool]] = {}
+        for sample in self._planned:
+            dialogue, _ = self._scenario_of[str(sample.id)]
+            score = tables["by_dialogue"].get(str(sample.id))
+            scores.setdefault(str(dialogue.id), []).append(score)
+            if score is not None:
+                successes.setdefault(str(dialogue.id), []).append(score >= threshold)
+        tried = [s for values in successes.values() for s in values]
+        complete = {k: v for k, v in successes.items() if len(v) == self.simulations}
+        tables.update(
+            {
+                "by_turn": {},  # (a scenario's one judged turn is a slot, not a position)
+                "history": "simulated",
+                "simulations": self.simulations,
+                "success_threshold": threshold,
+                "success_rate": sum(tried) / len(tried) if tried else None,
+                "pass_hat_k": pass_hat_k(complete) if complete else {},
+                "pass_at_k": pass_at_k(complete) if complete else {},
+                "by_scenario": scores,
+                "scores_by_scenario": {
+                    "score": {k: [v for v in vs if v is not None] for k, vs in scores.items()}
+                },
+            }
+        )
+        return tables
+
+    @classmethod
+    def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:
+        table = super().terminal_table(results)
+        rows = [TableRow(("success rate", results.get("success_rate")))]
+        rows += [
+            TableRow((f"pass^{k}", value)) for k, value in (results.get("pass_hat_k") or {}).items()
+        ]
+        return replace(table, sections=(*table.sections, tuple(rows)))
+
+
 def benchmark_from_file(path: Path, reserved: Iterable[str] = ()) -> type[CustomBenchmark]:
     """The benchmark a file defines, validated, as a class bound to the file; `reserved`:
     the names it may not take (the built-in benchmarks')."""
@@ -247,5 +472,12 @@ def benchmark_from_file(path: Path, reserved: Iterable[str] = ()) -> type[Custom
         ),
         "__doc__": f"The user-defined benchmark {spec.name} in {path}.",
     }
+    base = ScenarioBenchmark if spec.simulated else CustomBenchmark
+    if spec.simulated:  # scenarios scored by checks alone need no judge
+        attributes["needs_judge"] = any(
+            turn.rubric is not None or turn.checklist
+            for dialogue in spec.dialogues
+            for turn in dialogue.turns
+        )
     return type("CustomBenchmark_" + spec.name.replace("-", "_").replace(".", "_"),
-                (CustomBenchmark,), attributes)  # fmt: skip
+                (base,), attributes)  # fmt: skip

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -72,6 +72,8 @@ REGEX_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall":
 
 History = Literal["golden", "self"]
 DialogueScore = Literal["mean", "min"]
+JudgedPart = Literal["conversation", "final_turn"]
+MAX_SIMULATED_TURNS = 50
 
 
 @dataclass(frozen=True)
@@ -112,10 +114,29 @@ class TurnSpec:
 
 
 @dataclass(frozen=True)
+class SimulatedUserSpec:
+    """A scenario's user, played by the user model: who it is, what it wants, what it knows
+    (the model under test never sees any of it, only the messages it writes), its first
+    message if the file gives one, and the most assistant replies the conversation has."""
+
+    persona: str
+    goal: str
+    facts: tuple[str, ...] = ()
+    opening: str | None = None
+    max_turns: int = 4
+
+
+@dataclass(frozen=True)
 class DialogueSpec:
+    """A dialogue: scripted turns, or a scenario (`simulated_user`), whose `turns` are then
+    `max_turns` slots, the last one carrying the dialogue's rubric, checklist and checks
+    (`judge` says whether they read the whole conversation or its final turn)."""
+
     id: int | str
     tags: tuple[str, ...]
     turns: tuple[TurnSpec, ...]
+    simulated_user: SimulatedUserSpec | None = field(default=None, repr=False)
+    judge: JudgedPart = field(default="conversation", repr=False)
 
 
 @dataclass(frozen=True)
@@ -129,6 +150,12 @@ class BenchmarkSpec:
     temperature: float
     max_new_tokens: int
     dialogues: tuple[DialogueSpec, ...]
+    #: scenarios: a conversation whose score reaches this succeeds (pass^k, success_rate)
+    success_threshold: float = field(default=0.5, repr=False)
+
+    @property
+    def simulated(self) -> bool:
+        return any(dialogue.simulated_user is not None for dialogue in self.dialogues)
 
 
 # -- the values --------------------------------------------------------------------------------
@@ -477,6 +504,30 @@ class _Turn(Shape):
         )
 
 
+class _SimulatedUser(Shape):
+    what = "a simulated user (persona, goal, facts, opening, max_turns)"
+
+    persona: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
+    goal: Annotated[str, _text(required=True)] = Field(None, validate_default=True)
+    facts: Annotated[list[Tag], list_of("a list of facts (texts)", empty=True)] | None = None
+    opening: Text = None
+    max_turns: Annotated[
+        int,
+        Field(strict=True, ge=1, le=MAX_SIMULATED_TURNS),
+        says(lambda v: f"a whole number from 1 to {MAX_SIMULATED_TURNS}, got {v!r}"),
+        null_is(4),
+    ] = 4
+
+    def spec(self) -> SimulatedUserSpec:
+        return SimulatedUserSpec(
+            persona=self.persona,
+            goal=self.goal,
+            facts=tuple(self.facts or ()),
+            opening=self.opening,
+            max_turns=self.max_turns,
+        )
+
+
 def _turns_as_a_whole(turns: list[Any], history: str) -> list[InitErrorDetails]:
     """The problems of a dialogue's turns together, once each turn is a mapping with a user
     message: one of them must be judged, and with golden history every turn before the last
@@ -497,16 +548,52 @@ def _turns_as_a_whole(turns: list[Any], history: str) -> list[InitErrorDetails]:
     ]
 
 
+DIALOGUE_KEYS = ("id", "tags", "turns")
+SCENARIO_KEYS = ("id", "tags", "simulated_user", "judge", "rubric", "checklist", "checks")
+
+
 class _Dialogue(Shape):
     what = "a dialogue"
 
     id: Annotated[int | str, PlainValidator(_ident)] = Field(None, validate_default=True)
     tags: Annotated[list[Tag], list_of("a list of tags", empty=True)] | None = None
+    simulated_user: _SimulatedUser | None = None
+    # a scenario's requirements (a dialogue with turns has them per turn)
+    rubric: _RubricEntry | None = None
+    checklist: (
+        Annotated[list[_ChecklistEntry], list_of("a non-empty list of yes/no questions")] | None
+    ) = None
+    checks: Annotated[list[_Check], list_of("a non-empty list of checks")] | None = None
+    judge: Annotated[
+        JudgedPart, _one_of(("conversation", "final_turn")), null_is("conversation")
+    ] = "conversation"
     turns: list[_Turn] = Field(None, validate_default=True)
+
+    @classmethod
+    def _first(cls, value: dict[Any, Any]) -> tuple[list[InitErrorDetails], bool]:
+        """A scripted dialogue's keys, or a scenario's (`simulated_user`)."""
+        keys = SCENARIO_KEYS if "simulated_user" in value else DIALOGUE_KEYS
+        return unknown_keys(value, keys), True
+
+    @classmethod
+    def _whole(cls, value: dict[Any, Any], info: ValidationInfo) -> list[InitErrorDetails]:
+        if "simulated_user" not in value:
+            return []
+        given = [key for key in ("rubric", "checklist", "checks") if key in value]
+        problems = []
+        if "turns" in value:
+            words = "a scenario (simulated_user) has no turns: the user model writes them"
+            problems.append(problem_at(words, (), value))
+        if not given:
+            words = "a scenario needs a rubric, a checklist or checks"
+            problems.append(problem_at(words, (), value))
+        return problems
 
     @field_validator("turns", mode="wrap")
     @classmethod
     def _turns(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        if value is None and info.data.get("simulated_user") is not None:
+            return []  # a scenario: the user model writes its turns
         if value is None:
             fail("missing: every dialogue needs a list of turns")
         if not isinstance(value, list) or not value:
@@ -518,10 +605,27 @@ class _Dialogue(Shape):
         return turns
 
     def spec(self) -> DialogueSpec:
+        user = self.simulated_user
+        if user is None:
+            return DialogueSpec(
+                id=self.id,
+                tags=tuple(dict.fromkeys(self.tags or ())),
+                turns=tuple(turn.spec() for turn in self.turns),
+            )
+        slot = _Turn.model_construct(
+            user=user.opening or "",
+            rubric=self.rubric,
+            checklist=self.checklist,
+            checks=self.checks,
+            judged=True,
+        ).spec()
+        context = TurnSpec(user="", judged=False)
         return DialogueSpec(
             id=self.id,
             tags=tuple(dict.fromkeys(self.tags or ())),
-            turns=tuple(turn.spec() for turn in self.turns),
+            turns=(*(context,) * (user.max_turns - 1), slot),
+            simulated_user=user.spec(),
+            judge=self.judge,
         )
 
 
@@ -564,7 +668,37 @@ class _Benchmark(Shape):
     dialogue_score: Annotated[DialogueScore, _one_of(("mean", "min")), null_is("mean")] = "mean"
     system: Text = None
     answer: _Answer | None = None
+    success_threshold: Annotated[
+        float,
+        Field(strict=True, ge=0, le=1, allow_inf_nan=False),
+        says(lambda v: f"a number from 0 to 1 (a dialogue's score), got {v!r}"),
+        null_is(0.5),
+    ] = 0.5
     dialogues: list[_Dialogue] = Field(None, validate_default=True)
+
+    @classmethod
+    def _first(cls, value: dict[Any, Any]) -> tuple[list[InitErrorDetails], bool]:
+        """The file's keys (`success_threshold` only in a file of scenarios)."""
+        dialogues = value.get("dialogues")
+        scenarios = isinstance(dialogues, list) and any(
+            isinstance(d, dict) and "simulated_user" in d for d in dialogues
+        )
+        keys = tuple(k for k in cls.model_fields if scenarios or k != "success_threshold")
+        return unknown_keys(value, keys), True
+
+    @classmethod
+    def _whole(cls, value: dict[Any, Any], info: ValidationInfo) -> list[InitErrorDetails]:
+        dialogues = value.get("dialogues")
+        if not isinstance(dialogues, list):
+            return []
+        kinds = {isinstance(d, dict) and "simulated_user" in d for d in dialogues}
+        if len(kinds) > 1:
+            words = (
+                "a file's dialogues are all scripted (turns) or all scenarios "
+                "(simulated_user), not a mix"
+            )
+            return [problem_at(words, ("dialogues",), dialogues)]
+        return []
 
     @field_validator("dialogues", mode="wrap")
     @classmethod
@@ -591,6 +725,7 @@ class _Benchmark(Shape):
             temperature=answer.temperature,
             max_new_tokens=answer.max_new_tokens,
             dialogues=tuple(dialogue.spec() for dialogue in self.dialogues),
+            success_threshold=self.success_threshold,
         )
 
 
