@@ -13,64 +13,10 @@ import pytest
 
 from tests.conftest import run_cli
 from turnbench.testing.fake_server import FakeServer
-
-PERSONA = "A customer whose blender broke after two days; brief and impatient."
-GOAL = "A refund, or a replacement shipped this week."
-
-SCENARIOS = f"""
-version: 1
-name: support
-success_threshold: 0.6
-dialogues:
-  - id: refund
-    simulated_user:
-      persona: {PERSONA}
-      goal: {GOAL}
-      facts: ["order number 4417", "bought on 3 March"]
-      opening: My blender stopped working.
-      max_turns: 4
-    rubric: Did the assistant resolve the request correctly and politely?
-    checklist:
-      - Did the assistant ask for the order number before promising anything?
-  - id: greeting
-    simulated_user:
-      persona: Someone who only wants to say hello.
-      goal: Be greeted back.
-      max_turns: 2
-    judge: final_turn
-    checks:
-      - contains: hello
-"""
-
-
-def model_reply(request: dict[str, Any]) -> str:
-    """The model under test: asks for the order number, then refunds it; greets back."""
-    last = request["messages"][-1]["content"]
-    if "4417" in last:
-        return "Thank you. Refund issued for order 4417; sorry for the trouble."
-    if "blender" in last.lower():
-        return "I am sorry to hear that. What is your order number?"
-    return "hello there!"
-
-
-def user_reply(request: dict[str, Any]) -> str:
-    """The user model: reads the assistant's last reply (the last user-role message, the
-    roles being flipped for it) and answers as the persona, or ends the conversation."""
-    last = request["messages"][-1]["content"]
-    if "Refund issued" in last:
-        return "[[GOAL_MET]]"
-    if "order number" in last:
-        return "It is order number 4417."
-    if "hello" in last:
-        return "Great, thanks. [[GOAL_MET]]"
-    return "Hi! Hello to you."
-
-
-def judge_reply(request: dict[str, Any]) -> str:
-    content = request["messages"][-1]["content"]
-    if "Checklist" in content:
-        return '{"judge result": [{"judgement": "Yes", "reason": "it asked first"}]}'
-    return "Polite and correct.\nRating: [[10]]"
+from turnbench.testing.simulated_fakes import GOAL, PERSONA, SCENARIOS
+from turnbench.testing.simulated_fakes import scenario_judge as judge_reply
+from turnbench.testing.simulated_fakes import scenario_model as model_reply
+from turnbench.testing.simulated_fakes import scenario_user as user_reply
 
 
 def command(model: FakeServer, user: FakeServer, judge: FakeServer, path: Path, out: Path):

@@ -5,7 +5,7 @@ against a fake server that translates by lookup.
 The fake model translates every chunk its last user message holds, perfectly, and forgets
 everything before it: with the whole document in one turn (`full`) it is perfect, in a
 sharded conversation its final answer is the last chunk's translation only. The expected
-figures are computed here with sacrebleu directly, from the data file.
+figures are computed with sacrebleu directly, from the data file (`turnbench.testing.simulated_fakes`).
 """
 
 from __future__ import annotations
@@ -14,67 +14,23 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sacrebleu
 
 from tests.conftest import run_cli
-from turnbench.testing.fake_server import FakeServer, Reply
+from turnbench.testing.fake_server import FakeServer
+from turnbench.testing.simulated_fakes import (
+    Translator,
+    bleu,
+    chunk_lookup,
+    last_chunk_english,
+)
+from turnbench.testing.simulated_fakes import translation_documents as documents
 
 BENCHMARK = "lost-in-conversation-translation"
-DATA = "lost_in_conversation/sharded_translation.json"
-
-
-def documents(data_dir: Path) -> list[dict[str, Any]]:
-    return json.loads((data_dir / DATA).read_text("utf-8"))
-
-
-def chunk_lookup(data_dir: Path) -> dict[str, str]:
-    """German chunk -> its English lines (the file's lines align one to one)."""
-    lookup = {}
-    for document in documents(data_dir):
-        english = document["document_en"].split("\n")
-        line = 0
-        for shard in document["shards"]:
-            count = shard["shard"].count("\n") + 1
-            if shard["shard"].strip():
-                lookup[shard["shard"].strip()] = "\n".join(english[line : line + count])
-            line += count
-    return lookup
-
-
-class Translator:
-    """A scripted model: translates the chunks of the last user message, forgets the rest.
-    `hang_after`: requests after that many are held unanswered (a process killed then)."""
-
-    def __init__(self, lookup: dict[str, str], hang_after: int | None = None) -> None:
-        self.lookup = lookup
-        self.hang_after = hang_after
-        self.seen = 0
-        self.lock = threading.Lock()
-
-    def __call__(self, request: dict[str, Any]) -> Reply | str:
-        with self.lock:
-            self.seen += 1
-            hang = self.hang_after is not None and self.seen > self.hang_after
-        if hang:
-            return Reply(action="hang")
-        last = [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
-        found = sorted((last.index(k), v) for k, v in self.lookup.items() if k in last)
-        return "\n".join(text for _, text in found)
-
-
-def bleu(answer: str, reference: str) -> float:
-    return min(1.0, sacrebleu.corpus_bleu([answer.strip()], [[reference.strip()]]).score / 100)
-
-
-def last_chunk_english(document: dict[str, Any], lookup: dict[str, str]) -> str:
-    chunks = [s["shard"] for s in document["shards"] if s["shard"].strip()]
-    return lookup[chunks[-1].strip()]
 
 
 def args(server: FakeServer, out: Path, *extra: str) -> list[str]:
