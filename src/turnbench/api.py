@@ -153,9 +153,7 @@ async def aevaluate(
     """Generate `model`'s answers and judge them; the run directory `out` resumes. `user`:
     the simulated user's model (`--user-model`), for benchmarks whose conversations take
     one; its endpoint is `user_base_url=`."""
-    if user is not None and options.get("user_model") not in (None, user):
-        raise UserError("user= and user_model= disagree")
-    values = build_values(model=model, judge=judge, out=out, user_model=user, **options)
+    values = build_values(model=model, judge=judge, out=out, **_with_user(user, options))
     session = _session("run", _options(benchmark, values), progress, warn)
     return await session.run()
 
@@ -198,11 +196,13 @@ def estimate(
     *,
     benchmark: str | type[Benchmark] = "mt-bench",
     mode: str = "run",
+    user: str | None = None,
     **options: Any,
 ) -> Estimate:
-    """What a run (or, with `answers=`, a judge-only run) would send; nothing is sent."""
+    """What a run (or, with `answers=`, a judge-only run) would send; nothing is sent.
+    `user`: the simulated user's model, as for `evaluate` (its requests are counted)."""
     session_mode = "judge" if options.get("answers") is not None else mode
-    values = build_values(model=model, **options)
+    values = build_values(model=model, **_with_user(user, options))
     session = Session(_options(benchmark, values), session_mode)  # type: ignore[arg-type]
     return session.estimate()[1]
 
@@ -222,6 +222,15 @@ async def aload_run(
 ) -> FinishedRun:
     """`load_run` without blocking the event loop while the log is read."""
     return await asyncio.to_thread(load_run, path, benchmark)
+
+
+def _with_user(user: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` with `user=` as the `user_model` option it names."""
+    if user is None:
+        return options
+    if options.get("user_model") not in (None, user):
+        raise UserError("user= and user_model= disagree")
+    return {**options, "user_model": user}
 
 
 def build_values(**values: Any) -> dict[str, Any]:

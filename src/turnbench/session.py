@@ -454,7 +454,9 @@ class Session:
 
     def estimate(self) -> tuple[Prepared, Estimate]:
         prepared = self.prepare()
-        return prepared, prepared.work.estimate()
+        user = prepared.user
+        user_limit = user.settings.sampling.max_tokens if user is not None else None
+        return prepared, prepared.work.estimate(user_limit)
 
     # -- backends --------------------------------------------------------------------------
     def build_backends(

@@ -209,3 +209,88 @@ def test_the_api_takes_the_user_model_and_benchmark_options(tmp_path):
         assert {r["model"] for r in user.requests} == {"user-model"}
     assert result.complete and result.results["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
     assert result.results["provenance"]["user"]["spec"] == "openai/user-model"
+
+
+def test_a_user_that_ends_before_the_first_answer_fails_the_dialogue_not_the_run(env, tmp_path):
+    """The greeting has no opening: a user model whose first message is only an end marker
+    leaves nothing to judge. That dialogue fails (counted as the simulator's problem), the
+    run completes instead of staying pending forever, and a resume asks nothing again;
+    with --strict-user the user model is asked again and the conversation happens."""
+    path = tmp_path / "support.yaml"
+    path.write_text(SCENARIOS, "utf-8")
+
+    def quitter(request: dict[str, Any]) -> str:
+        greeting = "say hello" in request["messages"][0]["content"]
+        return "[[GIVE_UP]]" if greeting and len(request["messages"]) == 2 else user_reply(request)
+
+    with (
+        FakeServer(responder=model_reply) as model,
+        FakeServer(responder=quitter) as user,
+        FakeServer(responder=judge_reply) as judge,
+    ):
+        out = tmp_path / "run"
+        done = run_cli(command(model, user, judge, path, out), env)
+        assert done.returncode == 0, done.stderr + done.stdout
+        asked = (len(model.requests), len(user.requests), len(judge.requests))
+        again = run_cli(command(model, user, judge, path, out), env)
+        assert again.returncode == 0, again.stderr
+        assert (len(model.requests), len(user.requests), len(judge.requests)) == asked
+        strict_out = tmp_path / "strict"
+        strict = run_cli([*command(model, user, judge, path, strict_out), "--strict-user"], env)
+        assert strict.returncode == 0, strict.stderr
+    assert asked == (2, 3, 2)  # the greeting: one user request, nothing sent to the model
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    assert results["complete"] is True
+    assert results["counts"]["failed"] == 1 and results["counts"]["pending"] == 0
+    [failure] = results["parse_failures"]
+    assert failure["turn"] == 2 and "before the model's first answer" in failure["reason"]
+    assert results["simulator"]["conversations_with"]["ended_before_start"] == 1
+    assert results["simulator"]["ended"] == {"goal_met": 1, "abandoned": 1}
+    assert "greeting-sim0" not in results["by_dialogue"] or (
+        results["by_dialogue"]["greeting-sim0"] is None
+    )
+    # strict: the marker-only opening is asked again ("Hi! Hello to you."), then answered
+    strict_results = json.loads((strict_out / "results.json").read_text("utf-8"))
+    assert strict_results["complete"] is True and strict_results["counts"]["failed"] == 0
+    assert strict_results["simulator"]["reasks"] == 1
+    assert strict_results["by_dialogue"]["greeting-sim0"] == 1.0
+
+
+def test_a_dry_run_counts_the_user_models_requests(env, tmp_path):
+    """refund: the opening is the file's, turns 2-4 the user model's; greeting: turns 1-2;
+    x 2 simulations = 10 user-model requests, each prompt holding the persona, priced
+    like every other role (nothing is sent)."""
+    import turnbench
+
+    path = tmp_path / "support.yaml"
+    path.write_text(SCENARIOS, "utf-8")
+    unused = "http://127.0.0.1:9/v1"
+    estimate = turnbench.estimate(
+        "openai/model-under-test",
+        benchmark=str(path),
+        model_base_url=unused,
+        judge="openai/judge-model",
+        judge_base_url=unused,
+        user="openai/user-model",
+        user_base_url=unused,
+        benchmark_options={"simulations": 2},
+        out=tmp_path / "dry",
+    )
+    assert estimate.user_turns == 2 * (3 + 2)
+    persona_tokens = len(PERSONA) // 4
+    assert estimate.user_prompt_tokens > estimate.user_turns * persona_tokens
+    assert estimate.user_completion_tokens > 0
+    done = run_cli([*command_with(unused, path, tmp_path / "dry"), "--dry-run"], env)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if "user turns" in line)
+    assert row.split("│")[2].strip() == "10"
+    assert "10 user turns written by the user model" in " ".join(done.stdout.split())
+
+
+def command_with(url: str, path: Path, out: Path) -> list[str]:
+    return [
+        "run", "--benchmark", str(path), "--simulations", "2",
+        "--model", "openai/model-under-test", "--model-base-url", url,
+        "--user-model", "openai/user-model", "--user-base-url", url,
+        "--judge", "openai/judge-model", "--judge-base-url", url, "--out", str(out),
+    ]  # fmt: skip

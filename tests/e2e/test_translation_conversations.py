@@ -5,7 +5,8 @@ against a fake server that translates by lookup.
 The fake model translates every chunk its last user message holds, perfectly, and forgets
 everything before it: with the whole document in one turn (`full`) it is perfect, in a
 sharded conversation its final answer is the last chunk's translation only. The expected
-figures are computed with sacrebleu directly, from the data file (`turnbench.testing.simulated_fakes`).
+figures are computed with sacrebleu directly, from the data file
+(`turnbench.testing.simulated_fakes`).
 """
 
 from __future__ import annotations

@@ -191,10 +191,10 @@ def print_estimate(
         table.add_column(column, justify="left" if column == "stage" else "right")
     total: float | None = 0.0
     for row in estimate_rows(prepared, estimate):
-        batch = model_batch if row.role == "model" else judge_batch
+        batch = {"model": model_batch, "user": False}.get(row.role, judge_batch)
         dollars = estimate_dollars([row], batch=batch, prices=prices)[row.role]
         total = None if total is None or dollars is None else total + dollars
-        label = "answers" if row.role == "model" else "judgments"
+        label = {"model": "answers", "user": "user turns"}.get(row.role, "judgments")
         table.add_row(
             f"{label} ({shown(row.model)})" + (" [batch]" if batch else ""),
             f"{row.requests:,}",
@@ -227,6 +227,16 @@ def estimate_rows(prepared: Prepared, estimate: Estimate) -> list:
                 estimate.answers,
                 estimate.answer_prompt_tokens,
                 estimate.answer_completion_tokens,
+            )
+        )
+    if estimate.user_turns and prepared.user is not None:
+        rows.append(
+            RoleEstimate(
+                "user",
+                prepared.user.spec,
+                estimate.user_turns,
+                estimate.user_prompt_tokens,
+                estimate.user_completion_tokens,
             )
         )
     judges = prepared.judges or []

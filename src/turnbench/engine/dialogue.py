@@ -101,6 +101,10 @@ class Estimate:
     answer_completion_tokens: int = 0
     judge_prompt_tokens: int = 0
     judge_completion_tokens: int = 0
+    #: requests to the user model of simulated conversations (--user-model)
+    user_turns: int = 0
+    user_prompt_tokens: int = 0
+    user_completion_tokens: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -579,6 +583,27 @@ class Work:
             )
         return tasks
 
+    def _estimate_user_turns(
+        self, estimate: Estimate, sample: Sample, answer_limit: int, user_limit: int | None
+    ) -> None:
+        """The user model's requests of one simulated conversation that runs to its last
+        turn, every answer and user message at its token limit (prompt sizes summed in
+        characters). Turns the benchmark writes itself (templates) cost nothing."""
+        answer = "x" * (answer_limit * CHARS_PER_TOKEN)
+        said = "x" * ((user_limit or 0) * CHARS_PER_TOKEN)
+        pairs: list[Pair] = []
+        for turn in sample.asked_turns():
+            made = self.benchmark.user_turn(sample, turn, pairs)
+            if made is None:
+                break
+            if isinstance(made, UserAsk):
+                estimate.user_turns += 1
+                estimate.user_prompt_tokens += _chars(made.messages)
+                estimate.user_completion_tokens += user_limit or 0
+                pairs.append((said, answer))
+            else:
+                pairs.append((made.text, answer))
+
     def _import(
         self, ctx: RunContext, answer_set: AnswerSet, sample: Sample, cut: set[int]
     ) -> dict[int, str]:
@@ -688,10 +713,11 @@ class Work:
         return [lambda s=s: one(s) for s in self.benchmark.samples]
 
     # -- estimate --------------------------------------------------------------------------
-    def estimate(self) -> Estimate:
+    def estimate(self, user_max_tokens: int | None = None) -> Estimate:
         """Request counts and token estimates; nothing is sent. Prompt sizes use the real
         answers in judge-only runs and assume every answer uses its whole token limit in a
-        `run`; re-asks are not counted."""
+        `run`; re-asks are not counted. `user_max_tokens`: the user model's token limit, for
+        the user turns of simulated conversations (each assumed to run to its last turn)."""
         benchmark = self.benchmark
         sampling = benchmark.settings.answer
         answer_limit = sampling.max_tokens if sampling is not None else 0
@@ -704,6 +730,8 @@ class Work:
             texts = {s.model: s.turns for s in self.answer_sets}.get(model, {})
             for sample in benchmark.samples:
                 own = texts.get(sample.id) or {t: filler for t in range(1, len(sample.turns) + 1)}
+                if self.mode == "run" and benchmark.history == "simulated":
+                    self._estimate_user_turns(estimate, sample, answer_limit, user_max_tokens)
                 if self.mode == "run":
                     for turn in self.answered_turns(sample):
                         earlier = earlier_pairs(sample, turn, benchmark.history, own)
@@ -747,6 +775,7 @@ class Work:
         estimate.answer_prompt_tokens = answer_chars // CHARS_PER_TOKEN
         estimate.answer_completion_tokens = estimate.answers * answer_limit
         estimate.judge_prompt_tokens = judge_chars // CHARS_PER_TOKEN
+        estimate.user_prompt_tokens //= CHARS_PER_TOKEN  # (summed in characters)
         estimate.judge_completion_tokens = (
             estimate.judgments // max(1, requests_per_item) * judge_completion * self.repeats
         )
@@ -761,6 +790,8 @@ class Work:
             what += f" x {self.repeats} repeats"
         if self.arms:
             what += f", with the stress arms {', '.join(arm.kind for arm in self.arms)}"
+        if estimate.user_turns:
+            what += f", {estimate.user_turns} user turns written by the user model"
         estimate.notes.append(
             f"{len(samples)} {benchmark.sample_noun}, {turns} judged turns x {what}; "
             + (

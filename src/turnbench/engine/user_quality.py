@@ -56,9 +56,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Problem = Literal["several_shards", "invented", "answered_itself", "role_switch"]
-#: every problem code, in the order `UserTurnCheck.problems` lists them
+Problem = Literal[
+    "several_shards", "invented", "answered_itself", "role_switch", "ended_before_start"
+]
+#: every code the text checks find, in the order `UserTurnCheck.problems` lists them
 PROBLEMS: tuple[Problem, ...] = ("several_shards", "invented", "answered_itself", "role_switch")
+#: not a text check: a conversation's first user message that is only an end marker (the
+#: user model ended the conversation before the model under test said anything)
+ENDED_BEFORE_START: Problem = "ended_before_start"
 
 REVEAL_SHARE = 0.5
 MIN_DISTINCTIVE = 2

@@ -78,8 +78,9 @@ class SimulatorCounts(BaseModel):
     """The simulated user of a run's conversations, counted (results.json `simulator`):
     its turns by who wrote them (`template`, `user-model`), the conversations in which
     some turn broke each rule (`conversations_with`: "several_shards", "invented",
-    "answered_itself", "role_switch") and the turns that did (`turns_with`), the user
-    model's re-asks (--strict-user), and how conversations ended by the user's word."""
+    "answered_itself", "role_switch", "ended_before_start": its first message only an end
+    marker) and the turns that did (`turns_with`), the user model's re-asks
+    (--strict-user), and how conversations ended by the user's word."""
 
     user_turns: int
     by_origin: dict[str, int]
@@ -622,6 +623,11 @@ def judged_turns(
         answered_as = done.get(answer_key(model, sample.id, turn, arm))
         if answer is None and simulated and arm is None:  # the user ended before this turn
             final = ended_before(view, model, sample.id, turn)
+            if final == 0:  # ... before the model's first answer: nothing can be judged
+                reason = ENDED_BEFORE_START_REASON
+                criterion = None if criterion is NO_REQUEST else criterion
+                items.append(JudgedTurn(sample, turn, "failed", reason=reason, criterion=criterion))
+                continue
             if final is not None:
                 answer = view.answer(model, sample.id, final, read=with_text)
                 answered_as = done.get(answer_key(model, sample.id, final))
@@ -656,13 +662,21 @@ def judged_turns(
 
 def ended_before(view: LogView, model: str, sample_id: SampleId, turn: int) -> int | None:
     """The last answered turn of a simulated conversation the user ended before `turn`
-    (its final answer stands for the later judged turn: `Work._judge_at_end`), or None."""
+    (its final answer stands for the later judged turn: `Work._judge_at_end`), 0 when the
+    user ended it before the model's first answer, or None (not ended)."""
     for number in range(turn, 0, -1):
         done = view.done.get(user_turn_key(model, sample_id, number))
         if isinstance(done, UserTurnDone) and done.ended:
-            final = number if done.text.strip() else number - 1
-            return final if final >= 1 else None
+            return number if done.text.strip() else number - 1
     return None
+
+
+#: the failure of a judged turn whose conversation the simulated user ended with its first
+#: message (only an end marker): not the model's fault, and not pending (a resume would
+#: read the same logged turn back); `simulator.conversations_with.ended_before_start`
+ENDED_BEFORE_START_REASON = (
+    "the simulated user ended the conversation before the model's first answer"
+)
 
 
 NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)
@@ -797,7 +811,13 @@ def model_results(
     return results
 
 
-SIMULATOR_PROBLEMS = ("several_shards", "invented", "answered_itself", "role_switch")
+SIMULATOR_PROBLEMS = (
+    "several_shards",
+    "invented",
+    "answered_itself",
+    "role_switch",
+    "ended_before_start",
+)
 
 
 def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:

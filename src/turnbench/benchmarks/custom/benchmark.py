@@ -351,11 +351,17 @@ class ScenarioBenchmark(CustomBenchmark):
         meta = self._meta(sample)
 
         def read(reply: str) -> UserTurn:
-            from turnbench.engine.user_quality import check_user_turn, parse_end_marker
+            from turnbench.engine.user_quality import (
+                ENDED_BEFORE_START,
+                check_user_turn,
+                parse_end_marker,
+            )
 
             text, ended = parse_end_marker(reply)
             check = check_user_turn(text, list(user.facts), set(), allowed_text=allowed)
             problems = tuple(code for code in check.problems if code != "several_shards")
+            if ended and not earlier and not text.strip():
+                problems += (ENDED_BEFORE_START,)
             return UserTurn(
                 text=text.strip(),
                 revealed=tuple(index + 1 for index in check.revealed),
