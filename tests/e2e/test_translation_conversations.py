@@ -368,3 +368,9 @@ def test_the_report_marks_simulated_turns_and_charts_each_conversation(env, tmp_
     ]
     strip = next(svg for svg in strips if "Each document" in svg)
     assert strip.count("<circle") == 2 * 3 * 2  # documents x simulations x types
+    # scores are BLEU/100: the score-by-turn chart's axis ends at 1, not at 10
+    by_turn = next(svg for svg in strips if "Score by turn" in svg)
+    ticks = re.findall(r">(\d+(?:\.\d+)?)</text>", by_turn)
+    assert "1.0" in ticks and "10" not in ticks and "8" not in ticks
+    # and the summary names the conversation types held as a reader writes them
+    assert "conversations_held: full, sharded" in page

@@ -387,9 +387,12 @@ def turn_panels(
     categories: list[str],
     panels: list[tuple[str, Series]],
     title: str,
+    *,
+    maximum: float = SCORE_MAX,
 ) -> str:
     """One panel per model (two columns at most): per category, a bar per turn (how scores
-    change in turn 2), with one legend of the turns above the panels."""
+    change in turn 2), with one legend of the turns above the panels. `maximum`: the score
+    axis' top (10 for ratings, 1 for shares met)."""
     columns = max(1, min(2, len(panels)))
     rows = math.ceil(len(panels) / columns)
     turns = _names([s for _, s in panels])
@@ -414,12 +417,12 @@ def turn_panels(
             columns=legend_columns,
         )
     )
-    ticks, band = _ticks(0, SCORE_MAX), plot_width / size
+    ticks, band = _ticks(0, maximum), plot_width / size
     limit = min(LABEL_LIMIT, int(panel_width / (0.62 * 12)))
     for index, (name, series) in enumerate(panels):
         x0 = 12 + (index % columns) * panel_width + margin
         y0 = top + (index // columns) * panel_height + header
-        value = _Scale(0, SCORE_MAX, y0 + plot_height, y0)
+        value = _Scale(0, maximum, y0 + plot_height, y0)
         body = [
             svg.text(x0 + plot_width / 2, y0 - 9, name, size=12, anchor="middle", limit=limit),
             _y_grid(value, x0, x0 + plot_width, ticks),
@@ -447,9 +450,11 @@ def line_panels(
     title: str,
     *,
     xlabel: str = "turn",
+    maximum: float = SCORE_MAX,
 ) -> str:
     """Small multiples: one panel per task (five columns at most), x = turn (evenly spaced,
-    as labels), one line with markers per model, one legend for all panels below them."""
+    as labels), one line with markers per model, one legend for all panels below them.
+    `maximum`: the score axis' top (10 for ratings, 1 for shares met)."""
     columns = min(5, max(1, len(panels)))
     rows = math.ceil(len(panels) / columns)
     panel_width, panel_height = 300.0, 232.0
@@ -463,11 +468,11 @@ def line_panels(
     legend_width, legend_height = svg.legend_size(models, legend_columns)
     height = TITLE_TOP + rows * panel_height + 10 + legend_height + 10
     parts = [_title(title, width)]
-    ticks, limit = _ticks(0, SCORE_MAX), min(LABEL_LIMIT, int((panel_width - 16) / (0.62 * 11)))
+    ticks, limit = _ticks(0, maximum), min(LABEL_LIMIT, int((panel_width - 16) / (0.62 * 11)))
     for index, (name, xs, series) in enumerate(panels):
         x0 = 12 + (index % columns) * panel_width + margin
         y0 = TITLE_TOP + (index // columns) * panel_height + header
-        value = _Scale(0, SCORE_MAX + 0.5, y0 + plot_height, y0)
+        value = _Scale(0, maximum + maximum / 20, y0 + plot_height, y0)
         pad = plot_width * 0.06
         spots = [
             x0 + plot_width / 2

@@ -103,6 +103,13 @@ def _prompt_versions(run: Run) -> str:
     return "<br>".join(f"{esc(k)}: {esc(v)}" for k, v in versions.items())
 
 
+def _listed(value: Any) -> str:
+    """A summary field as a reader writes it: a list as "full, sharded", not its repr."""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
 def _summary(entries: list[Entry]) -> str:
     single = [e for e in entries if not e.run.pairwise]
     rows = []
@@ -112,7 +119,7 @@ def _summary(entries: list[Entry]) -> str:
         report = _report_spec([entry])
         notes.setdefault(entry.run.benchmark, report.overall_note)
         extra = [
-            f"{k}: {entry.results[k]}"
+            f"{k}: {_listed(entry.results[k])}"
             for k in report.summary_fields
             if entry.results.get(k) is not None
         ]
@@ -165,6 +172,15 @@ def _sampling(value: Any) -> str:
     return esc(", ".join(f"{k} {v}" for k, v in shown.items()) or "–")
 
 
+def _parser(prov: dict[str, Any]) -> str:
+    """The judge's parser and its re-asks; "–" for a run with no judge (scored from answers)."""
+    parser = prov.get("parser")
+    if parser is None:
+        return "–"
+    reasks = prov.get("max_reasks")
+    return esc(f"{parser} (max re-asks {'–' if reasks is None else reasks})")
+
+
 def _provenance(runs: list[Run]) -> str:
     """What produced each run's numbers: judge, parser, prompts, sampling, data."""
     rows = []
@@ -175,7 +191,7 @@ def _provenance(runs: list[Run]) -> str:
             [
                 esc(run.label),
                 esc(run.judge),
-                esc(f"{prov.get('parser', '–')} (max re-asks {prov.get('max_reasks', '–')})"),
+                _parser(prov),
                 _prompt_versions(run),
                 _sampling(prov.get("judge_sampling")),
                 _sampling(prov.get("answer_sampling"))
@@ -305,7 +321,8 @@ def _chart(spec: Chart, entries: list[Entry]) -> str:
             )
             for entry in entries
         ]
-        return chart(charts.turn_panels(groups, panels, spec.title), spec.alt)
+        picture = charts.turn_panels(groups, panels, spec.title, maximum=spec.scale_max)
+        return chart(picture, spec.alt)
     lines = []
     for group in _present(entries, spec.field, spec.order):
         turns = _turn_keys(entries, spec.field, group)
@@ -319,7 +336,7 @@ def _chart(spec: Chart, entries: list[Entry]) -> str:
             )
     if not lines:
         return ""
-    picture = chart(charts.line_panels(lines, spec.title), spec.alt)
+    picture = chart(charts.line_panels(lines, spec.title, maximum=spec.scale_max), spec.alt)
     return f'<h3>Turn-wise scores</h3><div class="charts">{picture}</div>'
 
 
