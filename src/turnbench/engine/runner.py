@@ -305,13 +305,22 @@ class RunContext:
         the stress arm it is asked in, `meta` what its record keeps of the arm.
 
         Two callers asking for the same key at once (a stress arm needs the answer another
-        sample's job is asking for) share the one request."""
-        cached = self.done.get(key)
-        if isinstance(cached, AnswerDone):
-            return cached
-        pending = self._answering.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
+        sample's job is asking for) share the one request: the second gets its answer or its
+        error; if the first caller is cancelled, the second asks for the answer itself."""
+        while True:
+            cached = self.done.get(key)
+            if isinstance(cached, AnswerDone):
+                return cached
+            pending = self._answering.get(key)
+            if pending is None:
+                break
+            try:
+                return await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not pending.cancelled() or (task is not None and task.cancelling()):
+                    raise  # this caller was cancelled, not (only) the one it waited for
+                # the asking caller was cancelled: its request is gone; ask again
         future: asyncio.Future[AnswerRecord | AnswerDone | None]
         future = asyncio.get_running_loop().create_future()
         self._answering[key] = future
@@ -326,8 +335,12 @@ class RunContext:
                 arm=arm,
                 meta=meta,
             )
-        except BaseException:
+        except asyncio.CancelledError:
             future.cancel()
+            raise
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # (retrieved: no warning when nobody else waited for it)
             raise
         finally:
             del self._answering[key]
