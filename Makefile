@@ -33,7 +33,7 @@ test: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 check: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import cli_forkserver
 from turnbench.testing.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,6 +22,17 @@ def shared_data_dir() -> Path:
     if not (path / "mt_bench" / "question.jsonl").is_file():
         pytest.exit(f"benchmark data not found at {path}; set TURNBENCH_DATA_DIR", returncode=2)
     return path.resolve()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    cli_forkserver.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The few tests on the real embedded model take tens of seconds each: they start first,
+    so that with one worker per core (`make test`: -n auto) the other workers run the rest
+    beside them instead of one worker finishing them alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("integration") is None)
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +71,10 @@ def run_cli(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The real CLI in a child process, as a user would run it (`python -m turnbench`, so
-    the working directory `cwd` is on its import path, as it is for a user)."""
+    the working directory `cwd` is on its import path, as it is for a user). The child is
+    forked from a process that has imported the CLI already (tests/cli_forkserver.py)."""
+    if cli_forkserver.enabled() and cli_forkserver.server().usable_for(env):
+        return cli_forkserver.server().run(args, env, timeout, cwd)
     return subprocess.run(
         [sys.executable, "-m", "turnbench", *args],
         env=env,
