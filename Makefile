@@ -13,6 +13,11 @@ export NO_MKDOCS_2_WARNING ?= 1
 
 .PHONY: demo test check docs lint bench clean
 
+# `make test` runs pytest twice (benchmarks/README.md, the suite's time): every test but the
+# embedded model's on one pytest-xdist worker per core (a test file stays on one worker, so
+# its module fixtures are made once), then the embedded model's alone: llama.cpp takes
+# every core, and beside another worker it slows several-fold. Every test runs exactly once.
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -33,7 +38,8 @@ test: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not integration"
+	$(BIN)/python -m pytest -q -m integration
 
 check: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts

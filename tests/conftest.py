@@ -28,13 +28,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     cli_forkserver.close()
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The few tests on the real embedded model take tens of seconds each: they start first,
-    so that with one worker per core (`make test`: -n auto) the other workers run the rest
-    beside them instead of one worker finishing them alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("integration") is None)
-
-
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return shared_data_dir()

@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import cli_env
 from tests.integration.bounded import turnbench_bounded
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("embedded-demo")]  # one demo run
+pytestmark = pytest.mark.integration
 
 ANSWER_TOKENS, JUDGE_TOKENS = 24, 48  # the judge explains in at most 48 - 14 characters
 DEMO = ["run", "--demo", "--max-new-tokens", str(ANSWER_TOKENS)]
