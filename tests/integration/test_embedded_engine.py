@@ -16,7 +16,8 @@ import math
 
 import pytest
 
-from tests.conftest import cli_env, run_cli
+from tests.conftest import cli_env
+from tests.integration.bounded import turnbench_bounded, within
 from tests.unit.gbnf_subset import matches
 from turnbench.backends import llama_build
 from turnbench.backends.local import LocalLlamaBackend
@@ -50,8 +51,11 @@ def test_the_installed_build_is_portable():
 
 
 def test_grammar_replies_are_always_valid_and_logprobs_are_sane():
+    steps: list[str] = []
+
     async def scenario():
         backend = LocalLlamaBackend("local/smollm2", "smollm2")
+        steps.append("engine started")
         replies = []
         try:
             for constraint, temperature, seed, max_tokens in [
@@ -68,14 +72,16 @@ def test_grammar_replies_are_always_valid_and_logprobs_are_sane():
                 )
                 done = await backend.complete(JUDGE_PROMPT, params)
                 replies.append((constraint, max_tokens, done))
+                steps.append(f"{constraint.kind} reply {len(replies)} of 4")
             plain = await backend.complete(
                 JUDGE_PROMPT, RequestParams(temperature=0.0, max_tokens=12, top_logprobs=5)
             )
+            steps.append("the reply with logprobs")
         finally:
             await backend.aclose()
         return replies, plain
 
-    replies, plain = asyncio.run(scenario())
+    replies, plain = within(120, scenario(), steps)  # about 5 s idle
     for constraint, max_tokens, done in replies:
         grammar = grammar_for(constraint, explanation_budget(constraint, max_tokens))
         assert matches(grammar, done.text), done.text
@@ -97,8 +103,11 @@ def test_cancelling_a_constrained_generation_frees_the_engine_at_once():
     """Cancellation under a grammar ends the generation at the next token (the old trick,
     forcing end-of-text, would be refused by an unfinished grammar and abort llama.cpp)."""
 
+    steps: list[str] = []
+
     async def scenario():
         backend = LocalLlamaBackend("local/smollm2", "smollm2")
+        steps.append("engine started")
         try:
             story = [{"role": "user", "content": "Write a very long story about the sea."}]
             long = RequestParams(
@@ -114,6 +123,7 @@ def test_cancelling_a_constrained_generation_frees_the_engine_at_once():
             with pytest.raises(asyncio.CancelledError):
                 await task
             waited = loop.time() - started
+            steps.append(f"cancelled after {waited:.1f}s")
             after = await backend.complete(
                 JUDGE_PROMPT, RequestParams(temperature=0.0, max_tokens=24, constraint=RATING)
             )
@@ -121,7 +131,7 @@ def test_cancelling_a_constrained_generation_frees_the_engine_at_once():
             await backend.aclose()
         return waited, after
 
-    waited, after = asyncio.run(scenario())
+    waited, after = within(120, scenario(), steps)  # about 5 s idle
     assert waited < 5.0  # 4000 tokens would take about a minute
     assert parse_rating_strict(after.text).ok
 
@@ -145,7 +155,7 @@ def test_a_native_crash_stops_the_run_clearly_and_the_next_run_resumes(data_dir,
     with FakeServer() as judge:
         args += ["--judge-base-url", judge.base_url]
         crashing = cli_env(data_dir, tmp_path, TURNBENCH_TEST_CRASH_AFTER="5")
-        first = run_cli(args, crashing, timeout=600)
+        first = turnbench_bounded(args, crashing, limit_s=300, run_dir=out)
         assert first.returncode == 6, first.stdout + first.stderr
         assert "Traceback" not in first.stderr
         error = first.stderr
@@ -159,7 +169,7 @@ def test_a_native_crash_stops_the_run_clearly_and_the_next_run_resumes(data_dir,
         results = json.loads((out / "results.json").read_text())
         assert results["complete"] is False and results["stopped"] == "fatal"
 
-        second = run_cli(args, cli_env(data_dir, tmp_path), timeout=600)
+        second = turnbench_bounded(args, cli_env(data_dir, tmp_path), limit_s=300, run_dir=out)
         assert second.returncode == 0, second.stdout + second.stderr
     records = [json.loads(line) for line in (out / "log.jsonl").open()]
     all_answers = [r for r in records if r["kind"] == "answer"]
