@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.inprocess import run_in_process
 from turnbench.testing.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parent.parent
+CLI_IN_CHILD = os.environ.get("TURNBENCH_TESTS_CLI_PROCESS") == "1"
 
 
 def shared_data_dir() -> Path:
@@ -53,6 +56,26 @@ def cli_env(data_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
+    args: list[str],
+    env: dict[str, str],
+    timeout: float = 300,
+    cwd: Path | None = None,
+    *,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI, `python -m turnbench ARGS` with environment `env` in `cwd` (on its
+    import path, as it is for a user). It runs in this process (tests/inprocess.py: the
+    same entry function, environment, streams and exit status, without a child's 0.6-1.5 s
+    start-up); `process=True`, or a call from another thread, runs a real child process,
+    for what only a process shows (signals, kills, start-up, exit). `timeout` bounds only a
+    child process. TURNBENCH_TESTS_CLI_PROCESS=1 in the test process's environment runs every
+    command as a child, as before (to check that running in-process hides nothing)."""
+    if process or CLI_IN_CHILD or threading.current_thread() is not threading.main_thread():
+        return run_cli_process(args, env, timeout=timeout, cwd=cwd)
+    return run_in_process(args, env, cwd=cwd)
+
+
+def run_cli_process(
     args: list[str],
     env: dict[str, str],
     timeout: float = 300,
