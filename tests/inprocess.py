@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,7 +66,9 @@ def _process_state(env: dict[str, str], cwd: Path | None) -> Iterator[None]:
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     saved_modules = set(sys.modules)
+    saved_main = sys.modules["__main__"]
     try:
+        sys.modules["__main__"] = _main_module()
         os.environ.clear()
         os.environ.update(env)
         if cwd is not None:
@@ -74,6 +77,7 @@ def _process_state(env: dict[str, str], cwd: Path | None) -> Iterator[None]:
         sys.path[:0] = [os.getcwd(), *extra]
         yield
     finally:
+        sys.modules["__main__"] = saved_main
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         for sig, handler in saved_signals.items():
             if handler is not None:
@@ -84,6 +88,22 @@ def _process_state(env: dict[str, str], cwd: Path | None) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(saved_env)
         _forget_modules_from_outside(saved_modules, saved_path)
+
+
+def _main_module() -> types.ModuleType:
+    """What `python -m turnbench` has as `__main__` (click names the program from it:
+    "Usage: python -m turnbench ...")."""
+    import turnbench
+
+    main = types.ModuleType("__main__")
+    main.__file__ = str(Path(turnbench.__file__).with_name("__main__.py"))
+    main.__package__ = "turnbench"
+    return main
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+    """The interpreter's own display of a warning, on the command's stderr."""
+    (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def _forget_modules_from_outside(before: set[str], path: list[str]) -> None:
@@ -118,7 +138,6 @@ def run_in_process(
     args: list[str], env: dict[str, str], cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m turnbench ARGS` in this process: its exit status, stdout and stderr."""
-    import turnbench
     from turnbench.cli import main
 
     with _lock, _process_state(env, cwd):
@@ -129,10 +148,11 @@ def run_in_process(
         )
         sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
         sys.stdout, sys.stderr = stdout, stderr
-        sys.argv[:] = [str(Path(turnbench.__file__).with_name("__main__.py")), *args]
+        sys.argv[:] = [sys.modules["__main__"].__file__, *args]
         threads_before = set(threading.enumerate())
         with warnings.catch_warnings():
             warnings.resetwarnings()
+            warnings.showwarning = _show_warning  # pytest's recorder would swallow it
             for action, category, module in _DEFAULT_FILTERS:
                 warnings.filterwarnings(action, category=category, module=module or "", append=True)
             try:
