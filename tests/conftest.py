@@ -66,13 +66,28 @@ def run_cli(
     """The real CLI, `python -m turnbench ARGS` with environment `env` in `cwd` (on its
     import path, as it is for a user). It runs in this process (tests/inprocess.py: the
     same entry function, environment, streams and exit status, without a child's 0.6-1.5 s
-    start-up); `process=True`, or a call from another thread, runs a real child process,
-    for what only a process shows (signals, kills, start-up, exit). `timeout` bounds only a
+    start-up). A real child process runs it with `process=True` (for what only a process
+    shows: signals, kills, start-up, exit) and for a call from another thread or from
+    inside a running event loop (Playwright's sync API runs one); `timeout` bounds only a
     child process. TURNBENCH_TESTS_CLI_PROCESS=1 in the test process's environment runs every
     command as a child, as before (to check that running in-process hides nothing)."""
-    if process or CLI_IN_CHILD or threading.current_thread() is not threading.main_thread():
+    if process or CLI_IN_CHILD or not _in_process_possible():
         return run_cli_process(args, env, timeout=timeout, cwd=cwd)
     return run_in_process(args, env, cwd=cwd)
+
+
+def _in_process_possible() -> bool:
+    """The CLI installs signal handlers (main thread only) and calls asyncio.run (never
+    inside a running loop)."""
+    import asyncio
+
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
 
 
 def run_cli_process(
