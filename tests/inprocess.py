@@ -16,8 +16,9 @@ after its import, with everything a child would get set up and put back afterwar
 - warnings shown on stderr under the interpreter's default filters (pytest's own filters
   would hide them), an uncaught exception printed as a traceback with exit status 1, and a
   `SystemExit` read as the interpreter reads it;
-- the SIGINT/SIGTERM handlers put back; a thread the command started and left running fails
-  the test (in a child it would have kept the process alive).
+- the SIGINT/SIGTERM handlers put back, and the once-per-process warnings forgotten; a
+  thread the command started and left running fails the test (in a child it would have
+  kept the process alive).
 
 What only a child process shows stays tested in child processes: exit without teardown
 (`entry._leave`, tests/unit/test_entry_exit.py), signals and kills, the console script,
@@ -88,6 +89,16 @@ def _process_state(env: dict[str, str], cwd: Path | None) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(saved_env)
         _forget_modules_from_outside(saved_modules, saved_path)
+        _forget_once_per_process_state()
+
+
+def _forget_once_per_process_state() -> None:
+    """turnbench's one module-level record of the process: the warnings the embedded backend
+    prints once per process (backends/local.py). A child starts without it."""
+    local = sys.modules.get("turnbench.backends.local")
+    warned = getattr(local, "_warned", None)
+    if isinstance(warned, set):
+        warned.clear()
 
 
 def _main_module() -> types.ModuleType:

@@ -119,3 +119,14 @@ def test_a_thread_left_running_fails_the_test(env, monkeypatch):
             run_in_process([], env)
     finally:
         release.set()
+
+
+def test_a_warning_printed_once_per_process_is_printed_again_by_the_next_command(env, monkeypatch):
+    from turnbench.backends.local import warn_once
+
+    def main() -> None:
+        warn_once("once per process")
+
+    monkeypatch.setattr(turnbench.cli, "main", main)
+    first, second = run_in_process([], env), run_in_process([], env)
+    assert first.stderr == second.stderr == "warning: once per process\n"
