@@ -13,10 +13,11 @@ export NO_MKDOCS_2_WARNING ?= 1
 
 .PHONY: demo test check docs lint bench clean
 
-# `make test` runs pytest twice (benchmarks/README.md, the suite's time): every test but the
-# embedded model's on one pytest-xdist worker per core (a test file stays on one worker, so
-# its module fixtures are made once), then the embedded model's alone: llama.cpp takes
-# every core, and beside another worker it slows several-fold. Every test runs exactly once.
+# `make test` runs the tests in two passes (benchmarks/README.md, the suite's time): those
+# isolated by tmp_path and free ports on two pytest-xdist workers, then the embedded model's
+# (llama.cpp takes every core; beside another worker it slows several-fold) and Chromium's
+# alone. Every test runs in exactly one pass.
+PARALLEL_TESTS := not integration and not browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,13 +39,13 @@ test: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not integration"
-	$(BIN)/python -m pytest -q -m integration
+	$(BIN)/python -m pytest -q -n 2 -m "$(PARALLEL_TESTS)" --durations=15
+	$(BIN)/python -m pytest -q -m "not ($(PARALLEL_TESTS))" --durations=10
 
 check: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -n 2 tests/unit
 
 docs: $(VENV)/.installed
 	$(BIN)/mkdocs serve

@@ -5,15 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests import cli_forkserver
+from tests.inprocess import run_in_process
 from turnbench.testing.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parent.parent
+CLI_IN_CHILD = os.environ.get("TURNBENCH_TESTS_CLI_PROCESS") == "1"
 
 
 def shared_data_dir() -> Path:
@@ -22,10 +24,6 @@ def shared_data_dir() -> Path:
     if not (path / "mt_bench" / "question.jsonl").is_file():
         pytest.exit(f"benchmark data not found at {path}; set TURNBENCH_DATA_DIR", returncode=2)
     return path.resolve()
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    cli_forkserver.close()
 
 
 @pytest.fixture(scope="session")
@@ -62,12 +60,44 @@ def run_cli(
     env: dict[str, str],
     timeout: float = 300,
     cwd: Path | None = None,
+    *,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI, `python -m turnbench ARGS` with environment `env` in `cwd` (on its
+    import path, as it is for a user). It runs in this process (tests/inprocess.py: the
+    same entry function, environment, streams and exit status, without a child's 0.6-1.5 s
+    start-up). A real child process runs it with `process=True` (for what only a process
+    shows: signals, kills, start-up, exit) and for a call from another thread or from
+    inside a running event loop (Playwright's sync API runs one); `timeout` bounds only a
+    child process. TURNBENCH_TESTS_CLI_PROCESS=1 in the test process's environment runs every
+    command as a child, as before (to check that running in-process hides nothing)."""
+    if process or CLI_IN_CHILD or not _in_process_possible():
+        return run_cli_process(args, env, timeout=timeout, cwd=cwd)
+    return run_in_process(args, env, cwd=cwd)
+
+
+def _in_process_possible() -> bool:
+    """The CLI installs signal handlers (main thread only) and calls asyncio.run (never
+    inside a running loop)."""
+    import asyncio
+
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
+def run_cli_process(
+    args: list[str],
+    env: dict[str, str],
+    timeout: float = 300,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The real CLI in a child process, as a user would run it (`python -m turnbench`, so
-    the working directory `cwd` is on its import path, as it is for a user). The child is
-    forked from a process that has imported the CLI already (tests/cli_forkserver.py)."""
-    if cli_forkserver.enabled() and cli_forkserver.server().usable_for(env):
-        return cli_forkserver.server().run(args, env, timeout, cwd)
+    the working directory `cwd` is on its import path, as it is for a user)."""
     return subprocess.run(
         [sys.executable, "-m", "turnbench", *args],
         env=env,

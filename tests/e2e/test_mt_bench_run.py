@@ -39,7 +39,8 @@ def is_judge_request(request: dict) -> bool:
 
 def test_run_generates_with_own_history_and_judges(fake_server, env, tmp_path):
     out = tmp_path / "run"
-    done = run_cli(run_args(fake_server, out, "--limit", "1"), env)
+    # a child process, as a user runs it (most other tests run the CLI in-process)
+    done = run_cli(run_args(fake_server, out, "--limit", "1"), env, process=True)
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["benchmark"] == "mt-bench"
@@ -255,7 +256,8 @@ def test_bad_key_stops_the_run_at_once(env, tmp_path):
     keys = ("--model-api-key-env", "OPENAI_API_KEY", "--judge-api-key-env", "OPENAI_API_KEY")
     with FakeServer(api_key="sk-right-key") as server:
         out = tmp_path / "run"
-        done = run_cli(run_args(server, out, *keys), {**env, "OPENAI_API_KEY": "sk-wrong-key-123"})
+        wrong = {**env, "OPENAI_API_KEY": "sk-wrong-key-123"}
+        done = run_cli(run_args(server, out, *keys), wrong, process=True)  # its exit status
         sent = len(server.requests)
     assert done.returncode == 4, done.stderr
     assert "rejected the API key" in done.stderr and "Traceback" not in done.stderr

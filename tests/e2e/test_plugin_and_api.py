@@ -165,7 +165,7 @@ def test_the_package_root_exports_the_api():
 
 
 def test_version_flag(env):
-    done = run_cli(["--version"], env)
+    done = run_cli(["--version"], env, process=True)
     assert done.returncode == 0 and done.stdout.strip() == turnbench.__version__
 
 
