@@ -13,6 +13,7 @@ Nothing here writes: files are opened read-only, links are never followed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import threading
@@ -20,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import from_json
 
 from turnbench.errors import RunDirectoryError
 from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, open_regular
@@ -124,11 +127,15 @@ class LogTail:
             self.unreadable += 1
             return
         kind = head.group(1).decode("ascii")
-        try:
-            key = json.loads(head.group(2))
+        try:  # (pydantic's JSON parser first, quicker for one short string; json.loads
+            # reads what it refuses, an escaped lone surrogate, as the tail always did)
+            key = from_json(head.group(2))
         except ValueError:
-            self.unreadable += 1
-            return
+            try:
+                key = json.loads(head.group(2))
+            except ValueError:
+                self.unreadable += 1
+                return
         if kind == "answer":
             self.answers.add(key)
             self.failures.discard(key)
@@ -236,6 +243,7 @@ class RunDir:
             open_failures=len(self.tail.failures),
         )
         overall = results.get("overall") if results is not None else None
+        overalls = _overalls(results)
         return {
             "root": self.root,
             "path": self.rel,
@@ -252,12 +260,55 @@ class RunDir:
             "has_results": results is not None,
             "overall": overall if isinstance(overall, int | float) else None,
             "overall_ci95": (results or {}).get("overall_ci95"),
+            "overalls": overalls,
+            "best": _best(overalls) if len(overalls) > 1 else None,
             "counts": counts,
             "started_at": (done or {}).get("started_at") or _iso(self.tail.first_ts),
             "finished_at": None if running else (done or {}).get("finished_at"),
             "last_activity": _iso(self.tail.last_ts),
             "cost_usd": _cost((results or {}).get("usage")),
         }
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from a results file, else None (a file may hold NaN or `true`)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
+
+
+def _interval(value: Any) -> list[float] | None:
+    if isinstance(value, list) and len(value) == 2 and all(_number(v) is not None for v in value):
+        return list(value)
+    return None
+
+
+def _overalls(results: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """model -> {overall, overall_ci95} as its results.json gives them (a run of several
+    models keeps them per model, under `models`; None where a model has none yet)."""
+    if results is None:
+        return {}
+    models = results.get("models")
+    if isinstance(models, dict):
+        rows = {str(name): row for name, row in models.items() if isinstance(row, dict)}
+    elif isinstance(results.get("model"), str):
+        rows = {results["model"]: results}
+    else:
+        return {}
+    return {
+        name: {"overall": _number(row.get("overall")),
+               "overall_ci95": _interval(row.get("overall_ci95"))}
+        for name, row in rows.items()
+    }  # fmt: skip
+
+
+def _best(overalls: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The model with the highest overall (the first listed of those tied), with it."""
+    best: dict[str, Any] | None = None
+    for name, row in overalls.items():
+        if row["overall"] is not None and (best is None or row["overall"] > best["overall"]):
+            best = {"model": name, **row}
+    return best
 
 
 def _models(results: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
