@@ -30,8 +30,9 @@ from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.runfiles import AUDIT_NAME
 
 MAX_DEPTH = 12  # folders below a served directory that are searched for runs
-_HEAD = re.compile(rb'^\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')
+_HEAD = re.compile(rb'\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')  # (matched at a line's start)
 READ_CHUNK = 1 << 20
+_KEYED = (b"answer", b"judgment", b"failure")  # the kinds counted by their key
 
 
 def _read_json_object(path: Path) -> dict[str, Any] | None:
@@ -98,17 +99,20 @@ class LogTail:
             return
         try:
             os.lseek(fd, self.offset, os.SEEK_SET)
-            pending = b""
+            pending = b""  # the start of a line that goes on in the next chunk
             while chunk := os.read(fd, READ_CHUNK):
-                data = pending + chunk
-                end = data.rfind(b"\n")
+                end = chunk.rfind(b"\n")
                 if end == -1:
-                    pending = data
+                    pending += chunk
                     continue
-                for line in data[:end].split(b"\n"):
-                    self._line(line)
-                self.offset += end + 1
-                pending = data[end + 1 :]
+                consumed = len(pending) + end + 1
+                start = 0
+                if pending:
+                    start = chunk.find(b"\n") + 1
+                    self._line(pending + chunk[: start - 1])
+                self._lines(chunk, start, end)
+                self.offset += consumed
+                pending = chunk[end + 1 :]
         except OSError:
             pass
         finally:
@@ -119,33 +123,60 @@ class LogTail:
         self.answers, self.judgments, self.failures = set(), set(), set()
         self.config, self.first_ts, self.last_ts, self.ended = None, None, None, False
 
+    def _lines(self, data: bytes, pos: int, end: int) -> None:
+        """The lines of data[pos:end] (data[end] is a newline), read in place: a line is
+        copied out only when it is no answer, judgment or failure (a config, an end, a
+        damaged line), so a poll of a large log copies a few lines, not the log."""
+        match, find = _HEAD.match, data.find
+        while pos <= end:
+            newline = find(b"\n", pos, end + 1)
+            head = match(data, pos, newline)
+            if head is None or head.group(1) not in _KEYED:
+                self._line(data[pos:newline])
+            else:
+                self._keyed(head)
+            pos = newline + 1
+
     def _line(self, raw: bytes) -> None:
         if not raw.strip():
             return
         head = _HEAD.match(raw)
         if head is None:
             self.unreadable += 1
-            return
-        kind = head.group(1).decode("ascii")
+        elif head.group(1) in _KEYED:
+            self._keyed(head)
+        elif self._key(head) is not None:
+            self._other(head.group(1).decode("ascii"), raw)
+
+    def _key(self, head: re.Match[bytes]) -> str | None:
+        """The line's key (None, counted unreadable, when it is no JSON string)."""
         try:  # (pydantic's JSON parser first, quicker for one short string; json.loads
             # reads what it refuses, an escaped lone surrogate, as the tail always did)
-            key = from_json(head.group(2))
+            return str(from_json(head.group(2)))
         except ValueError:
             try:
-                key = json.loads(head.group(2))
+                return str(json.loads(head.group(2)))
             except ValueError:
                 self.unreadable += 1
-                return
-        if kind == "answer":
+                return None
+
+    def _keyed(self, head: re.Match[bytes]) -> None:
+        """An answer, judgment or failure line: its kind and key are all that is read."""
+        key = self._key(head)
+        if key is None:
+            return
+        kind = head.group(1)
+        if kind == b"answer":
             self.answers.add(key)
             self.failures.discard(key)
-        elif kind == "judgment":
+        elif kind == b"judgment":
             self.judgments.add(key)
             self.failures.discard(key)
-        elif kind == "failure":
-            if key not in self.answers and key not in self.judgments:
-                self.failures.add(key)
-        elif kind in ("config", "end"):
+        elif key not in self.answers and key not in self.judgments:  # a failure
+            self.failures.add(key)
+
+    def _other(self, kind: str, raw: bytes) -> None:
+        if kind in ("config", "end"):
             try:
                 record = json.loads(raw)
             except ValueError:
