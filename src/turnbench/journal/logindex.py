@@ -68,7 +68,12 @@ def usage_problem(usage: Usage | None, name: str = "usage") -> str | None:
     """Why a recorded usage cannot be trusted (None if it can): a count below 0, which is
     also how a count that was no number of tokens (NaN, infinite, a bool) is read
     (`types.INVALID_COUNT`)."""
-    if usage is None:
+    if usage is None or (
+        usage.prompt_tokens >= 0
+        and usage.completion_tokens >= 0
+        and usage.cached_prompt_tokens >= 0
+        and usage.cache_creation_tokens >= 0
+    ):  # (every record of a log is checked: the usual case without building a tuple)
         return None
     for field_name, count in (
         ("prompt_tokens", usage.prompt_tokens),

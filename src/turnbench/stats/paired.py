@@ -40,6 +40,7 @@ Below MIN_PAIRS units a row is `insufficient_data`: the smallest p-value with n 
 from __future__ import annotations
 
 import math
+import threading
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -157,6 +158,41 @@ def _signs(n: int, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray
     return 1.0 - 2.0 * rng.integers(0, 2, size=(resamples, n)), False
 
 
+class _SignCache:
+    """The sign patterns of recent rows, by (seed, row name, n, resamples): what a row's
+    generator draws depends on nothing else, so a report comparing one base with seven
+    models (the same "overall" and the same groups, of the same sizes, each time) draws
+    each matrix once instead of seven times, and every row gets exactly the patterns it
+    would have drawn. Bounded in bytes (the arrays are kept read-only)."""
+
+    def __init__(self, budget: int = 64 << 20) -> None:
+        self.budget = budget
+        self._kept: dict[tuple[int, str, int, int], tuple[np.ndarray, bool]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, seed: int, name: str, n: int, resamples: int) -> tuple[np.ndarray, bool]:
+        key = (seed, name, n, resamples)
+        with self._lock:
+            found = self._kept.pop(key, None)
+            if found is not None:
+                self._kept[key] = found  # (most recently used last)
+                return found
+        # one generator per row, from the seed and the row's name: a row does not depend on
+        # which other groups exist or in which order they come
+        rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
+        signs, exact = _signs(n, resamples, rng)
+        signs.setflags(write=False)
+        if signs.nbytes <= self.budget:
+            with self._lock:
+                self._kept[key] = (signs, exact)
+                while sum(kept.nbytes for kept, _ in self._kept.values()) > self.budget:
+                    self._kept.pop(next(iter(self._kept)))
+        return signs, exact
+
+
+_SIGN_CACHE = _SignCache()
+
+
 class _SignFlipTest:
     """The randomization distribution of T(mu) = sum(w * s * (d - mu)) over sign patterns s.
 
@@ -253,10 +289,7 @@ def _row(
             p_value=None,
             verdict="insufficient_data",
         )
-    # one generator per row, from the seed and the row's name: a row does not depend on
-    # which other groups exist or in which order they come
-    rng = np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
-    signs, exact = _signs(n, resamples, rng)
+    signs, exact = _SIGN_CACHE.get(seed, name, n, resamples)
     test = _SignFlipTest(deltas, weights, signs, exact, delta)
     alpha = 1.0 - level
     bounds = test.interval(alpha)

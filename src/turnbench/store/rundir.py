@@ -9,7 +9,10 @@ because the log keeps them as JSON numbers or strings depending on the benchmark
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -50,6 +53,9 @@ __all__ = ["GROUP_META_KEYS", "record_group"]  # (their home is logindex; import
 
 Warn = Callable[[str], None]
 TurnKey = tuple[str, int]  # (sample id as text, turn)
+#: one model's latest answers and (first judge's) single-grading judgments per turn
+EntryWork = tuple[dict[TurnKey, AnswerDone], dict[TurnKey, JudgmentDone]]
+EMPTY_WORK: EntryWork = ({}, {})
 
 
 class ResultsHeader(BaseModel):
@@ -82,6 +88,36 @@ _ANSWER_TEXT = TypeAdapter(_AnswerText)
 _REPLIES = TypeAdapter(_Replies)
 
 
+class _CollectorPause:
+    """Python's cyclic garbage collector off while logs are read: reading builds and drops
+    a record per line, none in a cycle, while the index it keeps grows, so the collector
+    would walk that growing index again and again (a tenth of the read of a 180 MB log)
+    and free nothing. It is on again when the last reader is done, if it was on before."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._readers = 0
+        self._was_enabled = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._readers == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._readers -= 1
+                if self._readers == 0 and self._was_enabled:
+                    gc.enable()
+
+
+_collector_paused = _CollectorPause()
+
+
 class RunRecords:
     """What readers of a finished run use from its log, from one pass that keeps no record:
     the log's index (the latest trusted finished work per key, as compact entries that know
@@ -100,7 +136,8 @@ class RunRecords:
             for number, record in enumerate(self._held):
                 self._add(record, number, -1)
         elif path is not None:
-            scan_records(path, self._add, self.warnings.append)
+            with _collector_paused():
+                scan_records(path, self._add, self.warnings.append)
 
     def _add(self, record: LogRecord, offset: int, length: int) -> None:
         self.index.add(record, offset, length)
@@ -166,30 +203,13 @@ class Entry:
     @cached_property
     def answers(self) -> dict[TurnKey, AnswerDone]:
         """The latest answer per turn (compact: `run.load` gives the whole record)."""
-        latest: dict[TurnKey, AnswerDone] = {}
-        for done in self.run.index.done.values():
-            if isinstance(done, AnswerDone) and done.model == self.model and done.arm == self.arm:
-                latest[(str(done.sample_id), done.turn)] = done
-        return latest
+        return dict(self.run.work_by_entry().get((self.model, self.arm), EMPTY_WORK)[0])
 
     @cached_property
     def judgments(self) -> dict[TurnKey, JudgmentDone]:
         """Latest trusted single-grading judgment per turn by the run's (first) judge
         (compact: its outcome; `run.load` gives the whole record, replies included)."""
-        latest: dict[TurnKey, JudgmentDone] = {}
-        judge = self.run.judge_ids[0] if self.run.judge_ids else self.run.judge
-        for done in self.run.index.done.values():
-            if (
-                isinstance(done, JudgmentDone)
-                and done.judge == judge
-                and done.model == self.model
-                and not done.is_game
-                and done.criterion is None
-                and done.repeat == 0
-                and done.arm == self.arm
-            ):
-                latest[(str(done.sample_id), done.turn)] = done
-        return latest
+        return dict(self.run.work_by_entry().get((self.model, self.arm), EMPTY_WORK)[1])
 
     @cached_property
     def open_failures(self) -> dict[TurnKey, FailureRecord]:
@@ -238,6 +258,9 @@ class Run:
     named: NamedBenchmark | None = None
     #: how the user names a plug-in, for the message when it is missing
     naming: str = "--benchmark {reference}"
+    _work_by_entry: dict[tuple[str, str | None], EntryWork] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def log(self) -> RunRecords:
@@ -254,6 +277,35 @@ class Run:
 
     def load(self, done: AnswerDone | JudgmentDone) -> AnswerRecord | JudgmentRecord:
         return self.log.load(done)
+
+    def work_by_entry(self) -> dict[tuple[str, str | None], EntryWork]:
+        """(model, stress arm) -> its latest answer per turn and the latest trusted
+        single-grading judgment per turn by the run's (first) judge: `Entry.answers` and
+        `Entry.judgments` of every model, from one pass over the index (a run of eight
+        models would otherwise be walked sixteen times). Index order is kept, so the latest
+        entry per turn is the one a walk per model would keep."""
+        if self._work_by_entry is None:
+            judge = self.judge_ids[0] if self.judge_ids else self.judge
+            found: dict[tuple[str, str | None], EntryWork] = {}
+
+            def work(done: AnswerDone | JudgmentDone) -> EntryWork:
+                found_work = found.get((done.model, done.arm))
+                if found_work is None:
+                    found_work = found[(done.model, done.arm)] = ({}, {})
+                return found_work
+
+            for done in self.index.done.values():
+                if isinstance(done, AnswerDone):
+                    work(done)[0][(str(done.sample_id), done.turn)] = done
+                elif (
+                    done.judge == judge
+                    and done.pair is None
+                    and done.criterion is None
+                    and done.repeat == 0
+                ):
+                    work(done)[1][(str(done.sample_id), done.turn)] = done
+            self._work_by_entry = found
+        return self._work_by_entry
 
     def all_records(self) -> list[LogRecord]:
         """Every record of the log, held at once (exports; not the report)."""

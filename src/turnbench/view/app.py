@@ -293,6 +293,14 @@ def build_app(
     carry it (None: no check, for a loopback address only; the CLI decides). With
     `annotate_run` the human-judging page of that run is added, its votes in `votes_path`.
     `warm`: read the finished runs into the cache in the background (see `_warm`)."""
+    # the report's modules are imported while the server starts, not by the first request
+    # that opens a run (importing them takes a few tenths of a second)
+    import turnbench.report.compare
+    import turnbench.report.html  # noqa: F401
+    from turnbench.benchmarks import builtin_benchmarks
+
+    builtin_benchmarks()  # (imports every built-in benchmark's package, once)
+
     roots = []
     for directory in dirs:
         if not directory.is_dir():

@@ -62,6 +62,9 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)
     page: dict[str, Any] | None = None
     data_texts: dict[str, Any] | None = None  # the benchmark's dialogues, read when first needed
+    #: held while the page is built: a request that comes while the background warm-up
+    #: builds it waits for that build instead of making a second one beside it
+    building: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 class RunCache:
@@ -96,8 +99,12 @@ class RunCache:
     # -- one run ---------------------------------------------------------------------------
     def run_page(self, rundir: RunDir) -> dict[str, Any]:
         loaded = self.load(rundir)
-        if loaded.page is not None:
+        with loaded.building:
+            if loaded.page is None:
+                loaded.page = self._build_run_page(rundir, loaded)
             return loaded.page
+
+    def _build_run_page(self, rundir: RunDir, loaded: Loaded) -> dict[str, Any]:
         if loaded.run is None:
             return {"error": loaded.error, "report": None, "samples": [], "failures": [],
                     "reasks": [], "warnings": loaded.warnings}  # fmt: skip
@@ -122,7 +129,6 @@ class RunCache:
             "reasks": _reasks(run, rundir),
             "warnings": loaded.warnings,
         }
-        loaded.page = page
         return page
 
     # -- one conversation ------------------------------------------------------------------

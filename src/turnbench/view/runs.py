@@ -13,6 +13,7 @@ Nothing here writes: files are opened read-only, links are never followed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import threading
@@ -21,14 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import from_json
+
 from turnbench.errors import RunDirectoryError
 from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, open_regular
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.runfiles import AUDIT_NAME
 
 MAX_DEPTH = 12  # folders below a served directory that are searched for runs
-_HEAD = re.compile(rb'^\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')
+_HEAD = re.compile(rb'\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')  # (matched at a line's start)
 READ_CHUNK = 1 << 20
+_KEYED = (b"answer", b"judgment", b"failure")  # the kinds counted by their key
 
 
 def _read_json_object(path: Path) -> dict[str, Any] | None:
@@ -95,17 +99,20 @@ class LogTail:
             return
         try:
             os.lseek(fd, self.offset, os.SEEK_SET)
-            pending = b""
+            pending = b""  # the start of a line that goes on in the next chunk
             while chunk := os.read(fd, READ_CHUNK):
-                data = pending + chunk
-                end = data.rfind(b"\n")
+                end = chunk.rfind(b"\n")
                 if end == -1:
-                    pending = data
+                    pending += chunk
                     continue
-                for line in data[:end].split(b"\n"):
-                    self._line(line)
-                self.offset += end + 1
-                pending = data[end + 1 :]
+                consumed = len(pending) + end + 1
+                start = 0
+                if pending:
+                    start = chunk.find(b"\n") + 1
+                    self._line(pending + chunk[: start - 1])
+                self._lines(chunk, start, end)
+                self.offset += consumed
+                pending = chunk[end + 1 :]
         except OSError:
             pass
         finally:
@@ -116,29 +123,60 @@ class LogTail:
         self.answers, self.judgments, self.failures = set(), set(), set()
         self.config, self.first_ts, self.last_ts, self.ended = None, None, None, False
 
+    def _lines(self, data: bytes, pos: int, end: int) -> None:
+        """The lines of data[pos:end] (data[end] is a newline), read in place: a line is
+        copied out only when it is no answer, judgment or failure (a config, an end, a
+        damaged line), so a poll of a large log copies a few lines, not the log."""
+        match, find = _HEAD.match, data.find
+        while pos <= end:
+            newline = find(b"\n", pos, end + 1)
+            head = match(data, pos, newline)
+            if head is None or head.group(1) not in _KEYED:
+                self._line(data[pos:newline])
+            else:
+                self._keyed(head)
+            pos = newline + 1
+
     def _line(self, raw: bytes) -> None:
         if not raw.strip():
             return
         head = _HEAD.match(raw)
         if head is None:
             self.unreadable += 1
-            return
-        kind = head.group(1).decode("ascii")
-        try:
-            key = json.loads(head.group(2))
+        elif head.group(1) in _KEYED:
+            self._keyed(head)
+        elif self._key(head) is not None:
+            self._other(head.group(1).decode("ascii"), raw)
+
+    def _key(self, head: re.Match[bytes]) -> str | None:
+        """The line's key (None, counted unreadable, when it is no JSON string)."""
+        try:  # (pydantic's JSON parser first, quicker for one short string; json.loads
+            # reads what it refuses, an escaped lone surrogate, as the tail always did)
+            return str(from_json(head.group(2)))
         except ValueError:
-            self.unreadable += 1
+            try:
+                return str(json.loads(head.group(2)))
+            except ValueError:
+                self.unreadable += 1
+                return None
+
+    def _keyed(self, head: re.Match[bytes]) -> None:
+        """An answer, judgment or failure line: its kind and key are all that is read."""
+        key = self._key(head)
+        if key is None:
             return
-        if kind == "answer":
+        kind = head.group(1)
+        if kind == b"answer":
             self.answers.add(key)
             self.failures.discard(key)
-        elif kind == "judgment":
+        elif kind == b"judgment":
             self.judgments.add(key)
             self.failures.discard(key)
-        elif kind == "failure":
-            if key not in self.answers and key not in self.judgments:
-                self.failures.add(key)
-        elif kind in ("config", "end"):
+        elif key not in self.answers and key not in self.judgments:  # a failure
+            self.failures.add(key)
+
+    def _other(self, kind: str, raw: bytes) -> None:
+        if kind in ("config", "end"):
             try:
                 record = json.loads(raw)
             except ValueError:
@@ -236,6 +274,7 @@ class RunDir:
             open_failures=len(self.tail.failures),
         )
         overall = results.get("overall") if results is not None else None
+        overalls = _overalls(results)
         return {
             "root": self.root,
             "path": self.rel,
@@ -252,12 +291,55 @@ class RunDir:
             "has_results": results is not None,
             "overall": overall if isinstance(overall, int | float) else None,
             "overall_ci95": (results or {}).get("overall_ci95"),
+            "overalls": overalls,
+            "best": _best(overalls) if len(overalls) > 1 else None,
             "counts": counts,
             "started_at": (done or {}).get("started_at") or _iso(self.tail.first_ts),
             "finished_at": None if running else (done or {}).get("finished_at"),
             "last_activity": _iso(self.tail.last_ts),
             "cost_usd": _cost((results or {}).get("usage")),
         }
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from a results file, else None (a file may hold NaN or `true`)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
+
+
+def _interval(value: Any) -> list[float] | None:
+    if isinstance(value, list) and len(value) == 2 and all(_number(v) is not None for v in value):
+        return list(value)
+    return None
+
+
+def _overalls(results: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """model -> {overall, overall_ci95} as its results.json gives them (a run of several
+    models keeps them per model, under `models`; None where a model has none yet)."""
+    if results is None:
+        return {}
+    models = results.get("models")
+    if isinstance(models, dict):
+        rows = {str(name): row for name, row in models.items() if isinstance(row, dict)}
+    elif isinstance(results.get("model"), str):
+        rows = {results["model"]: results}
+    else:
+        return {}
+    return {
+        name: {"overall": _number(row.get("overall")),
+               "overall_ci95": _interval(row.get("overall_ci95"))}
+        for name, row in rows.items()
+    }  # fmt: skip
+
+
+def _best(overalls: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The model with the highest overall (the first listed of those tied), with it."""
+    best: dict[str, Any] | None = None
+    for name, row in overalls.items():
+        if row["overall"] is not None and (best is None or row["overall"] > best["overall"]):
+            best = {"model": name, **row}
+    return best
 
 
 def _models(results: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:

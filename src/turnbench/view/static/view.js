@@ -84,13 +84,16 @@
     runs.forEach(function (run) {
       var row = byId[run.root + "/" + run.path];
       if (!row) { unknown = true; return; }
+      // a run of several models has no overall of its own: its best model's is shown
+      var shown = typeof run.overall !== "number" && run.best ? run.best : run;
       var cells = {
         state: run.state,
         progress: progress(run),
-        overall: number(run.overall, 2),
-        interval: Array.isArray(run.overall_ci95) && run.overall_ci95.length === 2 &&
-          typeof run.overall_ci95[0] === "number"
-          ? "[" + run.overall_ci95[0].toFixed(2) + ", " + run.overall_ci95[1].toFixed(2) + "]" : "–",
+        overall: number(shown.overall, 2),
+        best: shown === run ? "" : "best of " + Object.keys(run.overalls || {}).length + ": " + run.best.model,
+        interval: Array.isArray(shown.overall_ci95) && shown.overall_ci95.length === 2 &&
+          typeof shown.overall_ci95[0] === "number"
+          ? "[" + shown.overall_ci95[0].toFixed(2) + ", " + shown.overall_ci95[1].toFixed(2) + "]" : "–",
         started: run.started_at || "–",
         cost: typeof run.cost_usd === "number" ? "$" + run.cost_usd.toFixed(4) : "–"
       };
@@ -102,7 +105,7 @@
       var badge = row.querySelector(".badge.state");
       badge.className = "badge state " + run.state;
       row.dataset.state = run.state;
-      row.dataset.overall = typeof run.overall === "number" ? String(run.overall) : "";
+      row.dataset.overall = typeof shown.overall === "number" ? String(shown.overall) : "";
       row.dataset.progress = String((run.counts || {}).logged_judgments || 0);
       row.dataset.cost = typeof run.cost_usd === "number" ? String(run.cost_usd) : "";
       if (changed) { row.classList.add("changed"); setTimeout(function () { row.classList.remove("changed"); }, 1200); }
