@@ -298,7 +298,8 @@ class Run:
                 if isinstance(done, AnswerDone):
                     work(done)[0][(str(done.sample_id), done.turn)] = done
                 elif (
-                    done.judge == judge
+                    isinstance(done, JudgmentDone)  # (not a simulated user's turn)
+                    and done.judge == judge
                     and done.pair is None
                     and done.criterion is None
                     and done.repeat == 0
