@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.integration.bounded import turnbench_bounded
 
 pytestmark = pytest.mark.integration
+LIMIT_S = 600  # 6.8 s in a whole-suite run (load ~2); llama.cpp slows several-fold under load
 
 SCENARIO = """
 version: 1
@@ -46,7 +47,8 @@ def test_the_embedded_model_plays_the_user_and_the_model(env, tmp_path):
         "--out",
         str(out),
     ]
-    done = run_cli(args, env, timeout=600)
+    # a time limit that, on expiry, says how far the run got (not a bare hang)
+    done = turnbench_bounded(args, env, limit_s=LIMIT_S, run_dir=out)
     assert done.returncode == 0, done.stdout + done.stderr
     records = [json.loads(line) for line in (out / "log.jsonl").open()]
     turns = [r for r in records if r["kind"] == "user_turn"]
