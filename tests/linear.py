@@ -31,6 +31,10 @@ def assert_linear(
     assert small < limit_s, f"{small:.3f} s at {len(text):,} characters (limit {limit_s} s)"
     doubled_text = make(2 * size)
     doubled = seconds(lambda: run(doubled_text))
+    if doubled >= 3 * max(small, FLOOR_S):  # measured again, both sizes close in time: a
+        # neighbour (another test worker) can slow one of them; quadratic code stays at 4x
+        small = min(small, seconds(lambda: run(text), tries=5))
+        doubled = min(doubled, seconds(lambda: run(doubled_text), tries=5))
     assert doubled < 3 * max(small, FLOOR_S), (
         f"{small:.4f} s at {len(text):,} characters, {doubled:.4f} s at {len(doubled_text):,}"
     )
