@@ -198,7 +198,7 @@ class Session:
             raise UserError("--user-model is only used with turnbench run")
         if cls.user_model == "no":
             raise UserError(f"{cls.name} has no simulated user: --user-model is not used")
-        spec = parse_spec(options.user_model, "--user-model")
+        spec = parse_model_spec(options.user_model, "--user-model")
         temperature = 1.0 if options.user_temperature is None else options.user_temperature
         settings = UserSettings(
             spec=str(spec),
