@@ -29,6 +29,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from turnbench.backends.base import Backend
+from turnbench.backends.endpoints import Endpoint
 from turnbench.backends.keys import KeyRule, resolve_endpoint_keys
 from turnbench.backends.options import BackendOptions
 from turnbench.backends.urls import display_url
@@ -61,6 +62,23 @@ class Provider:
     list_priced: ListPriced
     key_rule: KeyRule | None = None
     batch: BatchApi | None = None
+
+
+def chat_completions_backend(
+    spec: ModelSpec, options: BackendOptions, endpoints: list[Endpoint]
+) -> Backend:
+    """The backend of an OpenAI-compatible provider, once its endpoints and keys are known."""
+    from turnbench.backends.openai_compat import OpenAICompatBackend
+
+    return OpenAICompatBackend(
+        str(spec),
+        spec.name,
+        endpoints=endpoints,
+        concurrency=options.concurrency,
+        policy=options.policy,
+        token_param=options.token_param,
+        role=options.role,
+    )
 
 
 def _host(url: str) -> str:
@@ -108,20 +126,10 @@ def openai_compatible(
         return [default]
 
     def build(spec: ModelSpec, options: BackendOptions, environ: Environ) -> Backend:
-        from turnbench.backends.openai_compat import OpenAICompatBackend
-
         endpoints = resolve_endpoint_keys(
             options.role, options.base_urls, options.api_key_env, environ, rule
         )
-        return OpenAICompatBackend(
-            str(spec),
-            spec.name,
-            endpoints=endpoints,
-            concurrency=options.concurrency,
-            policy=options.policy,
-            token_param=options.token_param,
-            role=options.role,
-        )
+        return chat_completions_backend(spec, options, endpoints)
 
     def endpoint(spec: ModelSpec, options: BackendOptions, environ: Environ) -> str | None:
         try:

@@ -32,7 +32,7 @@ from turnbench.backends.keys import (
     resolve_endpoint_keys,
 )
 from turnbench.backends.options import BackendOptions
-from turnbench.backends.provider import Provider
+from turnbench.backends.provider import Provider, chat_completions_backend
 from turnbench.errors import UserError
 from turnbench.specs import ModelSpec, parse_spec
 
@@ -120,18 +120,8 @@ def _azure_priced(spec: ModelSpec, options: BackendOptions, environ: Mapping[str
 
 
 def _openai_build(spec: ModelSpec, options: BackendOptions, environ: Mapping[str, str]) -> Backend:
-    from turnbench.backends.openai_compat import OpenAICompatBackend
-
     endpoints = resolve_endpoint_keys(options.role, options.base_urls, options.api_key_env, environ)
-    return OpenAICompatBackend(
-        str(spec),
-        spec.name,
-        endpoints=endpoints,
-        concurrency=options.concurrency,
-        policy=options.policy,
-        token_param=options.token_param,
-        role=options.role,
-    )
+    return chat_completions_backend(spec, options, endpoints)
 
 
 def _openai_shown(
