@@ -139,8 +139,9 @@ def cli_reference() -> str:
     """
     import typer
 
-    import turnbench.cli  # noqa: F401  (registers every command on the app)
-    from turnbench.cli.app import app
+    from turnbench.cli import load
+
+    app = load()  # (registers every command on the app)
 
     root = typer.main.get_command(app)
     lines: list[str] = []

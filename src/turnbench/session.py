@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from turnbench.backends import Backend, BackendOptions, make_backend
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.preflight import preflight
-from turnbench.backends.providers import display_endpoint, served_by_provider
+from turnbench.backends.providers import display_endpoint, parse_model_spec, served_by_provider
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.answers import load_answer_sets
@@ -43,7 +43,7 @@ from turnbench.options import EvalOptions
 from turnbench.perturb.arms import Arm, build_arms
 from turnbench.perturb.planted import load_planted
 from turnbench.prices import PriceTable, load_prices
-from turnbench.specs import ModelSpec, parse_spec
+from turnbench.specs import ModelSpec
 from turnbench.store.resultsfile import write_results
 from turnbench.store.uptodate import (
     STATE_NAME,
@@ -198,7 +198,7 @@ class Session:
             raise UserError("--user-model is only used with turnbench run")
         if cls.user_model == "no":
             raise UserError(f"{cls.name} has no simulated user: --user-model is not used")
-        spec = parse_spec(options.user_model, "--user-model")
+        spec = parse_model_spec(options.user_model, "--user-model")
         temperature = 1.0 if options.user_temperature is None else options.user_temperature
         settings = UserSettings(
             spec=str(spec),
@@ -249,7 +249,7 @@ class Session:
         if self.mode == "run":
             if options.model is None:
                 raise UserError("--model is required")
-            model_spec = parse_spec(options.model, "--model")  # parsed here, once
+            model_spec = parse_model_spec(options.model, "--model")  # parsed here, once
         elif options.answers is None:
             raise UserError("--answers is required")
         cls = benchmark_class(options.benchmark)
@@ -374,12 +374,12 @@ class Session:
                 raise UserError("--model-batch is only used with turnbench run")
             batched.append(("--model-batch", model.model_spec))
         for flag, spec in batched:
-            from turnbench.batch import BATCH_PROVIDERS  # (only a batched run needs it)
+            from turnbench.batch import batch_providers  # (only a batched run needs it)
 
-            if spec.provider not in BATCH_PROVIDERS:
+            if spec.provider not in batch_providers():
                 raise UserError(
                     f"{flag}: {spec} has no batch API; batches are available for "
-                    f"{' and '.join(f'{p}/...' for p in BATCH_PROVIDERS)} models"
+                    f"{' and '.join(f'{p}/...' for p in batch_providers())} models"
                 )
         if options.max_cost is not None:
             models = ([model.spec] if model is not None else []) + [j.spec for j in judges]

@@ -133,7 +133,7 @@ def test_run_log_imports_and_works_without_fcntl(tmp_path):
 import functools, sys, types
 sys.modules["fcntl"] = None  # `import fcntl` now raises ImportError
 import turnbench.journal.runlog as runlog
-import turnbench.cli  # every command imports the run log
+import turnbench.cli; turnbench.cli.load()  # every command imports the run log
 fake = types.ModuleType("msvcrt")
 fake.LK_NBLCK, fake.LK_UNLCK = 2, 0
 fake.locking = lambda fd, mode, nbytes: None

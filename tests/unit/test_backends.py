@@ -8,11 +8,13 @@ import time
 import pytest
 
 from turnbench.backends.openai_compat import OpenAICompatBackend, is_reasoning_model
+from turnbench.backends.providers import (
+    parse_model_spec as parse_spec,  # (the registry knows the providers)
+)
 from turnbench.backends.retry import RetryPolicy, parse_retry_after
 from turnbench.backends.urls import display_url
 from turnbench.errors import UserError
 from turnbench.judging.cleaning import strip_reasoning
-from turnbench.specs import parse_spec
 from turnbench.types import RequestParams
 
 

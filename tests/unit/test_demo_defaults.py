@@ -15,7 +15,7 @@ import pytest
 
 import turnbench.cli  # noqa: F401  (registers the commands)
 from turnbench.cli import run_cmd
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.options import EvalOptions
 
 

@@ -197,3 +197,30 @@ def test_flagged_answers_reads_the_question_of_each_turn():
     turns = [(rated, 1), (rated, 2), (plain_question, 1)]
     found = flagged_answers(Bench(), turns, lambda sample, turn: RATED_ANSWER)  # type: ignore[arg-type]
     assert [(row["sample_id"], row["turn"]) for row in found] == [(2, 1)]
+
+
+def test_the_rating_question_pre_test_never_changes_the_answer(data_dir: Path):
+    """`asks_for_rating` skips its expression on an ASCII text without a scale ("10", "ten")
+    or a rating word's stem; on every question of MT-Bench and MT-Bench-101 (each turn with
+    the turns before it, as results ask), and the examples above in three casings, it
+    answers what the expression answers."""
+    from turnbench.trust.detector import _ASKS_FOR_RATING, asks_for_rating
+
+    questions = []
+    for line in (data_dir / "mt_bench/question.jsonl").open(encoding="utf-8"):
+        turns = json.loads(line)["turns"]
+        questions += ["\n".join(turns[:k]) for k in range(1, len(turns) + 1)]
+    for line in (data_dir / "mt_bench_101/mtbench101.jsonl").open(encoding="utf-8"):
+        users = [turn["user"] for turn in json.loads(line)["history"]]
+        questions += ["\n".join(users[:k]) for k in range(1, len(users) + 1)]
+    examples = [
+        "Provide an overall rating for each phone on a scale of 1 to 10.",
+        "Out of ten, how would you grade this essay?",
+        "Evaluate it: 7/10?",
+        "Ｒate it from 1 to 10.",  # not ASCII: the expression decides
+    ]
+    questions += [change(q) for q in examples for change in (str, str.upper, str.title)]
+    asking = [q for q in questions if _ASKS_FOR_RATING.search(q) is not None]
+    assert len(asking) >= 9  # the examples, and some of the datasets' own questions
+    for question in questions:
+        assert asks_for_rating(question) is (_ASKS_FOR_RATING.search(question) is not None)

@@ -122,8 +122,9 @@ def test_every_generated_section_has_a_page_and_every_marker_a_generator():
 def test_the_cli_reference_lists_every_option_of_every_command():
     import typer
 
-    import turnbench.cli  # noqa: F401  (registers the commands)
-    from turnbench.cli.app import app
+    from turnbench.cli import load
+
+    app = load()  # (registers the commands)
 
     page = hooks().cli_reference()
     root = typer.main.get_command(app)

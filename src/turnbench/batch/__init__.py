@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from turnbench.backends.factory import BackendOptions
+from turnbench.backends.providers import names, provider
 from turnbench.batch.base import (
     TERMINAL_STATES,
     BatchClient,
@@ -28,10 +29,7 @@ from turnbench.batch.base import (
 from turnbench.errors import UserError
 from turnbench.specs import ModelSpec
 
-BATCH_PROVIDERS = ("openai", "anthropic")
-
 __all__ = [
-    "BATCH_PROVIDERS",
     "TERMINAL_STATES",
     "BatchClient",
     "BatchCounts",
@@ -45,8 +43,14 @@ __all__ = [
     "BatchStatus",
     "BatchSubmitUncertainError",
     "batch_custom_id",
+    "batch_providers",
     "make_batch_client",
 ]
+
+
+def batch_providers() -> tuple[str, ...]:
+    """The providers that declare a batch API (`Provider.batch`)."""
+    return tuple(name for name in names() if provider(name).batch is not None)
 
 
 def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
@@ -54,15 +58,20 @@ def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
     backend `make_backend(spec, options)` would: the one key rule of
     turnbench.backends.keys (a named variable always; else the provider's default key only
     on its default endpoint; else no key and no Authorization header)."""
-    if spec.provider == "openai":
-        from turnbench.backends.keys import resolve_endpoint_keys
+    declared = provider(spec.provider)
+    if declared.batch == "openai":  # OpenAI's Batch API, on the provider's own endpoint
+        from turnbench.backends.keys import OPENAI_RULE, resolve_endpoint_keys
         from turnbench.batch.openai_batch import OpenAIBatchClient
 
         if len(options.base_urls) > 1:
             raise UserError(f"{spec}: a batch goes to one endpoint; {len(options.base_urls)} given")
         try:
             [resolved] = resolve_endpoint_keys(
-                options.role, options.base_urls, options.api_key_env, os.environ
+                options.role,
+                options.base_urls,
+                options.api_key_env,
+                os.environ,
+                declared.key_rule or OPENAI_RULE,
             )
         except UserError as error:
             raise UserError(f"{spec} (batch API): {error.message}") from None
@@ -75,7 +84,7 @@ def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
             key_env=resolved.source,
             role=options.role,
         )
-    if spec.provider == "anthropic":
+    if declared.batch == "anthropic":
         from turnbench.backends.providers import anthropic_endpoint
         from turnbench.batch.anthropic_batch import AnthropicBatchClient
 
@@ -89,5 +98,5 @@ def make_batch_client(spec: ModelSpec, options: BackendOptions) -> BatchClient:
             role=options.role,
         )
     raise UserError(
-        f"{spec}: batch mode is available for {' and '.join(BATCH_PROVIDERS)} models only"
+        f"{spec}: batch mode is available for {' and '.join(batch_providers())} models only"
     )

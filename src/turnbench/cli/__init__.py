@@ -2,28 +2,67 @@
 
 Errors a user can cause arrive here as UserError and leave as one message on stderr with a
 non-zero exit status; no traceback.
+
+Importing this package is light. A command's module (and the part of the library under it)
+is imported when that command runs: `turnbench judge` does not pay for importing `view`,
+`agreement` or `audit-judge` (about 0.4 s of a 4 s judge-only run; benchmarks/README.md).
+`load()` with no command registers them all, as `--help` and the docs need.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-from turnbench.cli import (  # noqa: F401  (they register their commands)
-    agreement_cmd,
-    audit_cmd,
-    data_cmd,
-    import_cmd,
-    rank_cmd,
-    report_cmd,
-    run_cmd,
-    view_cmd,
-)
-from turnbench.cli.app import app
 from turnbench.errors import UserError
+
+if TYPE_CHECKING:
+    import typer
+
+#: the module that registers each top-level command (tests/unit/test_cli_commands.py holds
+#: this to what the modules really register)
+COMMAND_MODULES: dict[str, str] = {
+    "agreement": "agreement_cmd",
+    "audit-judge": "audit_cmd",
+    "compare": "report_cmd",
+    "data": "data_cmd",
+    "export": "report_cmd",
+    "import": "import_cmd",
+    "judge": "run_cmd",
+    "rank": "rank_cmd",
+    "report": "report_cmd",
+    "run": "run_cmd",
+    "view": "view_cmd",
+}
+
+
+def load(command: str | None = None) -> typer.Typer:
+    """The application with `command` registered, or every command when `command` is None
+    or not one of them (so that `--help` lists them all and a misspelt name gets typer's
+    own message)."""
+    if command in COMMAND_MODULES:
+        modules = [COMMAND_MODULES[command]]
+    else:
+        modules = sorted(set(COMMAND_MODULES.values()))
+    for module in modules:  # each registers its commands on import
+        importlib.import_module(f"turnbench.cli.{module}")
+    from turnbench.cli.application import app
+
+    if command not in COMMAND_MODULES:
+        globals()["app"] = app  # complete: later `turnbench.cli.app` lookups get it as is
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # `from turnbench.cli import app` (tests, the docs build): all commands
+        return load()
+    raise AttributeError(f"module 'turnbench.cli' has no attribute {name!r}")
 
 
 def main() -> None:
     argv = sys.argv[1:]
+    app = load(argv[0] if argv else None)
     try:
         # the raw arguments let options that follow a --judge attach to it
         app(args=argv, obj={"argv": argv})

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.terminal import cell, console
 from turnbench.errors import UserError
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.flags import (
     AUDIT_FLAGS,
     AUDIT_SHARED,

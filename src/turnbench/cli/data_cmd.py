@@ -10,7 +10,7 @@ from rich.table import Table
 
 from turnbench.benchmarks import load_sources
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
-from turnbench.cli.app import data_app
+from turnbench.cli.application import data_app
 from turnbench.cli.terminal import cell, console, shown
 from turnbench.errors import UserError
 

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.output import print_results, print_warning
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.terminal import console
 
 DEFAULT_RESAMPLES, DEFAULT_SEED = 1000, 0  # turnbench.stats.ratings' defaults (numpy loads lazily)

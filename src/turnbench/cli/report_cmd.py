@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.console import Console
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.terminal import console, shown
 from turnbench.errors import UserError
 

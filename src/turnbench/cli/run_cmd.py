@@ -18,7 +18,7 @@ from rich.console import Console
 from turnbench.api import new_session
 from turnbench.backends.options import parse_concurrency
 from turnbench.benchmarks.options import parse_assignments
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.cli.flags import (
     BENCHMARK_FLAG_NAMES,
     FLAGS,

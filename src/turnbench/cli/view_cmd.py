@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from turnbench.cli.app import app
+from turnbench.cli.application import app
 from turnbench.errors import UserError
 
 

@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turnbench.backends.providers import names as provider_names
 from turnbench.errors import UserError
 from turnbench.safetext import file_name_problem
-from turnbench.specs import PROVIDERS
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.types import AnswerRecord, JudgmentRecord, UserTurnRecord
 
@@ -180,7 +180,7 @@ def render_jsonl(rows: list[dict[str, Any]]) -> str:
 def fastchat_name(spec: str) -> str:
     """A model's FastChat name (also its file name): the spec without the provider prefix."""
     provider, sep, name = spec.partition("/")
-    base = name if sep and provider in PROVIDERS else spec
+    base = name if sep and provider in provider_names() else spec
     safe = base.strip("/").replace("/", "_").replace("\\", "_")
     problem = file_name_problem(safe) or file_name_problem(f"{safe}_single.jsonl")
     if problem is not None:

@@ -17,11 +17,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from turnbench.backends.options import BackendOptions
+from turnbench.backends.providers import parse_model_spec
 from turnbench.backends.retry import RetryPolicy
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.options import Concurrency, JudgeOption
-from turnbench.specs import ModelSpec, parse_spec
+from turnbench.specs import ModelSpec
 from turnbench.types import SamplingConfig
 
 
@@ -110,7 +111,7 @@ def build_judges(given: Sequence[JudgeOption], choices: JudgeChoices) -> list[Ju
     )
     judges = []
     for judge in given:
-        spec = parse_spec(judge.spec, "--judge")
+        spec = parse_model_spec(judge.spec, "--judge")
         settings = JudgeSettings(
             spec=str(spec),
             sampling=sampling,

@@ -55,10 +55,23 @@ _ASKS_FOR_RATING = re.compile(
 )
 
 
+#: what an ASCII text must contain for _ASKS_FOR_RATING to match: every scale holds "10"
+#: or "ten", every rating word one of the stems (the expression tried at every position of
+#: a question that has neither took 70 us a question of MT-Bench-101)
+_SCALE_NEEDS = ("10", "ten")
+_RATING_STEMS = ("rat", "scor", "grad", "evaluat")
+
+
 @lru_cache(maxsize=4096)
 def asks_for_rating(question: str) -> bool:
     """Whether a user's turns ask the model itself for a rating out of 10 (remembered per
     text: every model's answer to a question asks this of the same turns)."""
+    if question.isascii():  # (lower() is the expression's case folding only for ASCII)
+        lowered = question.lower()
+        if not any(need in lowered for need in _SCALE_NEEDS) or not any(
+            stem in lowered for stem in _RATING_STEMS
+        ):
+            return False
     return _ASKS_FOR_RATING.search(question) is not None
 
 

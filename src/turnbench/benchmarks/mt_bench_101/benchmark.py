@@ -239,7 +239,8 @@ class MTBench101(Benchmark):
     def load_answer_file(self, path: Path) -> AnswerSet:
         """JSONL rows `{"id", "turn", "answer"}`, one per judged turn."""
         ids = f"ids are {min(self.by_id)}-{max(self.by_id)}" if self.by_id else "no dialogues"
-        samples = {d.id: self._sample(d) for d in self.dialogues}
+        planned = self._by_sample_id  # (the samples made already; others made here)
+        samples = {d.id: planned.get(d.id) or self._sample(d) for d in self.dialogues}
         return load_turn_answers(
             path,
             samples,
