@@ -168,6 +168,13 @@ def unknown_provider_judge(tmp: Path, data: Path):
     ]
 
 
+def unknown_provider_user_model(tmp: Path, data: Path):
+    args = ["run", "--benchmark", "lost-in-conversation-translation", "--model", MODEL_SPEC]
+    return [*args, "--judge", JUDGE_SPEC, "--user-model", "acme/user"], [
+        "--user-model 'acme/user': unknown provider 'acme'"
+    ]
+
+
 def corrupt_data_file(tmp: Path, data: Path):
     copy = tmp / "data"
     shutil.copytree(data / "mt_bench", copy / "mt_bench")
@@ -225,6 +232,7 @@ CASES: dict[str, Case] = {
         non_utf8_file,
         unknown_provider_model,
         unknown_provider_judge,
+        unknown_provider_user_model,
         corrupt_data_file,
         several_row_errors,
         too_many_row_errors,
