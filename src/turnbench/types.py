@@ -12,12 +12,14 @@ import time
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     ValidatorFunctionWrapHandler,
+    WithJsonSchema,
     WrapValidator,
-    model_validator,
 )
 from typing_extensions import TypedDict
 
@@ -40,10 +42,28 @@ USAGE_COUNTS = (
 INVALID_COUNT = -1
 
 
-def _whole(value: Any) -> bool:
-    if type(value) is int:
-        return True
-    return type(value) is float and math.isfinite(value) and value.is_integer()
+def _whole_float(value: float) -> int:
+    return int(value) if math.isfinite(value) and value.is_integer() else INVALID_COUNT
+
+
+def _not_a_count(_value: Any) -> int:
+    return INVALID_COUNT
+
+
+#: A count of tokens as read: a whole number (an int, or a float such as 12.0), else
+#: INVALID_COUNT. A string, a bool, null, NaN, an infinity or a fraction is read as
+#: INVALID_COUNT rather than coerced (`true` as 1, "12" as 12) or refused (which would make
+#: the whole record unreadable): a record holding it stays readable and
+#: `logindex.record_problem` refuses it, as it does a negative count. Tried left to right,
+#: so the usual whole int is checked by pydantic's core alone (every record of a log has a
+#: usage: this runs for each).
+TokenCount = Annotated[
+    Annotated[int, Strict()]
+    | Annotated[float, Strict(), AfterValidator(_whole_float)]
+    | Annotated[Any, AfterValidator(_not_a_count)],
+    Field(union_mode="left_to_right"),
+    WithJsonSchema({"type": "integer"}),  # (what a writer writes; the rest is how it is read)
+]
 
 
 class Usage(BaseModel):
@@ -55,31 +75,10 @@ class Usage(BaseModel):
     parts of `prompt_tokens`, kept apart because they are priced differently.
     """
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    cache_creation_tokens: int = 0
-
-    @model_validator(mode="before")
-    @classmethod
-    def _counts_as_given(cls, data: Any) -> Any:
-        """A count that is not a whole number of tokens (a string, a bool, null, NaN, an
-        infinity, a fraction) is read as INVALID_COUNT rather than coerced (`true` as 1, "12"
-        as 12) or refused (which would make the whole record unreadable): a record holding
-        it stays readable and `logindex.record_problem` refuses it, as it does a negative
-        count. (Counts turnbench builds are whole; this runs when a record is read or built.)"""
-        if type(data) is dict:
-            for value in data.values():
-                if type(value) is not int:  # (the usual case, all whole, costs one pass)
-                    return {
-                        **data,
-                        **{
-                            n: INVALID_COUNT
-                            for n in USAGE_COUNTS
-                            if n in data and not _whole(data[n])
-                        },
-                    }
-        return data
+    prompt_tokens: TokenCount = 0
+    completion_tokens: TokenCount = 0
+    cached_prompt_tokens: TokenCount = 0
+    cache_creation_tokens: TokenCount = 0
 
     def __add__(self, other: Usage) -> Usage:
         # sums of valid counts are valid: no second validation (added up per request)

@@ -444,6 +444,10 @@ class LogIndex:
             span = self.spans[-1]
             if record.ts > span[1]:
                 span[1] = record.ts
+        kind = record.kind
+        if kind == "judgment" or kind == "answer":  # (nearly every record: asked first)
+            self._work(record, offset, length)  # type: ignore[arg-type]
+            return
         if isinstance(record, EndRecord):  # (only its time counts)
             return
         if isinstance(record, FailureRecord):
@@ -466,7 +470,9 @@ class LogIndex:
                 prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens
             )
             totals.add(tokens, None)
-            return
+
+    def _work(self, record: AnswerRecord | JudgmentRecord, offset: int, length: int) -> None:
+        """A finished answer or judgment: done under its key unless it cannot be trusted."""
         key = record_key(record)
         if self.batch_items:  # (the batch's result for this work has been used either way)
             self.batch_items.pop(batch_custom_id(key), None)

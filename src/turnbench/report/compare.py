@@ -16,7 +16,7 @@ judged turns, and overall = mean of the task means (the published definition).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from turnbench.errors import UserError
@@ -28,7 +28,7 @@ from turnbench.stats.paired import (
     StatRow,
     compare_paired,
 )
-from turnbench.store.rundir import Entry, Run, sample_sort_key
+from turnbench.store.rundir import Entry, Run, SampleScore, sample_sort_key
 
 NO_GROUP = "(none)"
 
@@ -53,29 +53,10 @@ def rule_for(run: Run) -> Rule:
     return Rule(rule.combine, rule.overall, rule.need_complete, cls.group_kind)
 
 
-@dataclass
-class SampleScore:
-    group: str | None
-    turns: dict[int, float] = field(default_factory=dict)  # scored turns only
-    failed: bool = False  # a turn ended unparseable, or its request still fails
-
-
 def sample_scores(entry: Entry) -> dict[str, SampleScore]:
-    """Scored turns per sample. An unparseable judgment marks its sample failed, except with
-    the `compat` parser, whose reference implementations drop such turns silently (the
-    results of such a run do the same, so the comparison follows them)."""
-    groups = entry.groups()
-    drop_unparseable = entry.run.provenance.get("parser") == "compat"
-    scores: dict[str, SampleScore] = {}
-    for (sample, turn), record in entry.judgments.items():
-        score = scores.setdefault(sample, SampleScore(groups.get(sample)))
-        if record.status == "scored" and record.score is not None:
-            score.turns[turn] = record.score
-        elif not drop_unparseable:
-            score.failed = True
-    for sample, _ in entry.open_failures:
-        scores.setdefault(sample, SampleScore(groups.get(sample))).failed = True
-    return scores
+    """Scored turns per sample (`Entry.sample_scores`: made once per entry, however many
+    comparisons and browser columns read it)."""
+    return entry.sample_scores
 
 
 @dataclass(frozen=True)

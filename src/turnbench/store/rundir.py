@@ -186,6 +186,15 @@ class RunRecords:
 
 
 @dataclass
+class SampleScore:
+    """One sample's scored turns in one entry, as comparisons pair them (read-only)."""
+
+    group: str | None
+    turns: dict[int, float] = field(default_factory=dict)  # scored turns only
+    failed: bool = False  # a turn ended unparseable, or its request still fails
+
+
+@dataclass
 class Entry:
     """One model of one run: what a summary row, a chart series or a browser column shows."""
 
@@ -228,6 +237,26 @@ class Entry:
                 continue
             found[(str(failure.sample_id), failure.turn)] = failure
         return found
+
+    @cached_property
+    def sample_scores(self) -> dict[str, SampleScore]:
+        """Scored turns per sample. An unparseable judgment marks its sample failed, except
+        with the `compat` parser, whose reference implementations drop such turns silently
+        (the results of such a run do the same, so the comparison follows them). Made once:
+        a report compares one base entry with up to seven others and shows it in the
+        browser too."""
+        groups = self.groups()
+        drop_unparseable = self.run.provenance.get("parser") == "compat"
+        scores: dict[str, SampleScore] = {}
+        for (sample, turn), record in self.judgments.items():
+            score = scores.setdefault(sample, SampleScore(groups.get(sample)))
+            if record.status == "scored" and record.score is not None:
+                score.turns[turn] = record.score
+            elif not drop_unparseable:
+                score.failed = True
+        for sample, _ in self.open_failures:
+            scores.setdefault(sample, SampleScore(groups.get(sample))).failed = True
+        return scores
 
     def groups(self) -> dict[str, str]:
         """sample id -> category or task, from the records."""
