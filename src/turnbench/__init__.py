@@ -37,6 +37,7 @@ _API = {
     "Turn": "turnbench.benchmarks.base",
     "JudgeTask": "turnbench.benchmarks.base",
     "JudgedTurn": "turnbench.benchmarks.base",
+    "ScoreTables": "turnbench.benchmarks.tables",
     "UserError": "turnbench.errors",
 }
 

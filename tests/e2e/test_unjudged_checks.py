@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import turnbench
 from turnbench.benchmarks.base import (
@@ -19,7 +18,13 @@ from turnbench.benchmarks.base import (
     Sample,
     Turn,
 )
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.testing.fake_server import FakeServer, Reply
+
+
+class CheckedTables(ScoreTables):
+    checked: dict[str, bool]  # dialogue -> whether its unjudged turn 2 says "ok"
+    answers_seen: list[str]  # "<dialogue><turn>:<answer>" of every item aggregate was given
 
 
 class HalfJudged(Benchmark):
@@ -28,6 +33,7 @@ class HalfJudged(Benchmark):
 
     name = "half-judged"
     description = "turn 1 judged, turn 2 checked without a judge (a test plug-in)"
+    results_model = CheckedTables
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         super().__init__(files, settings)
@@ -54,19 +60,19 @@ class HalfJudged(Benchmark):
     def load_answer_file(self, path: Path) -> AnswerSet:
         raise NotImplementedError
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> CheckedTables:
         checked = {
             str(j.sample.id): j.answer is not None and "ok" in j.answer
             for j in judged
             if j.turn == 2 and j.status == "scored"
         }
         ratings = [j.score for j in judged if j.turn == 1 and j.score is not None]
-        return {
-            "overall": sum(ratings) / len(ratings) if ratings else None,
-            "overall_ci95": None,
-            "checked": checked,
-            "answers_seen": sorted(f"{j.sample.id}{j.turn}:{j.answer}" for j in judged),
-        }
+        return CheckedTables(
+            overall=sum(ratings) / len(ratings) if ratings else None,
+            overall_ci95=None,
+            checked=checked,
+            answers_seen=sorted(f"{j.sample.id}{j.turn}:{j.answer}" for j in judged),
+        )
 
 
 def responder(request: dict) -> Reply:

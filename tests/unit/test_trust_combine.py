@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from turnbench.benchmarks.base import JudgedTurn, Sample, Turn
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.trust.blocks import PanelItems, by_judge, panel_agreement, repeat_spread
 from turnbench.trust.combine import (
     combine_checklists,
@@ -82,13 +83,14 @@ class MinOverTurns:
     """A stand-in benchmark whose sample score is the minimum over its turns (MT-Bench-101's
     rule) and overall the mean of sample scores."""
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> ScoreTables:
         by_sample: dict[Any, list[float]] = {}
         for it in judged:
             if it.status == "scored" and it.score is not None:
                 by_sample.setdefault(it.sample.id, []).append(it.score)
         scores = [min(v) for v in by_sample.values()]
-        return {"overall": sum(scores) / len(scores) if scores else None, "counts": {"x": 1}}
+        overall = sum(scores) / len(scores) if scores else None
+        return ScoreTables(overall=overall, overall_ci95=None, counts={"x": 1})
 
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"id": sample.id}
@@ -119,7 +121,7 @@ def test_repeats_then_judges_are_combined_per_item_before_the_benchmark_aggregat
     bench = MinOverTurns()
     # the minimum over turns applies to the combined scores: min(6, 6.5) = 6, where taking
     # each judge's minimum first would give mean(4, 3) = 3.5
-    assert bench.aggregate(panel.combined)["overall"] == 6
+    assert bench.aggregate(panel.combined).overall == 6
     tables = by_judge(bench, panel)  # type: ignore[arg-type]
     assert tables["a"]["overall"] == 4 and tables["b"]["overall"] == 3
     assert tables["a"]["counts"] == {"expected": 4, "scored": 4, "failed": 0, "pending": 0}

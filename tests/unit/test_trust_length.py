@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pytest
 
 from turnbench.benchmarks.base import JudgedTurn, Sample, Turn
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.trust.blocks import length_scores
 from turnbench.trust.length import LengthRow, fit_length_effect, ranks, spearman
 
@@ -87,9 +87,9 @@ def test_one_model_is_fitted_within_model():
 
 
 class MeanBenchmark:
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> ScoreTables:
         scores = [i.score for i in judged if i.status == "scored" and i.score is not None]
-        return {"overall": sum(scores) / len(scores) if scores else None}
+        return ScoreTables(overall=sum(scores) / len(scores) if scores else None, overall_ci95=None)
 
 
 def test_length_scores_go_through_the_benchmarks_aggregation():

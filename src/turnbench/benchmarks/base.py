@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.datafiles import DataFile, DataLocator
 from turnbench.benchmarks.options import BenchmarkOptions, validate_options
+from turnbench.benchmarks.tables import GroupTables, ScoreTables
 from turnbench.errors import UserError
 from turnbench.judging.formats import ParserMode, ReplyFormat, VerdictKind, standard_format
 from turnbench.samples import AnswerSet as AnswerSet
@@ -238,9 +239,11 @@ class Benchmark(ABC):
     #: the data files a FastChat export copies, so `turnbench import` reads it back: file key
     #: -> its place in FastChat's data folder
     fastchat_files: ClassVar[Mapping[str, str]] = {}
-    #: the score tables `aggregate` adds to a model's results (documented in the results
-    #: schema, and checked against it for this benchmark's runs)
-    results_model: ClassVar[type[BaseModel] | None] = None
+    #: the `ScoreTables` subclass `aggregate` returns (documented in the results schema, and
+    #: checked against it for this benchmark's runs); None: the default `GroupTables`
+    results_model: ClassVar[type[ScoreTables] | None] = None
+    #: the keys `results_header` gives (its settings), documented beside `results_model`
+    header_model: ClassVar[type[BaseModel] | None] = None
     #: `aggregate` reads `JudgedTurn.answer` (deterministic checks): results then read the
     #: answer texts back from the log, which they otherwise never hold
     needs_answer_text: ClassVar[bool] = False
@@ -407,28 +410,30 @@ class Benchmark(ABC):
         """How results name a sample (e.g. in `parse_failures`)."""
         return {"sample_id": sample.id}
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
-        """This benchmark's score tables for one model (unrounded): at least `overall` and
-        `overall_ci95`; may add `counts` entries under the key `counts`. By default the mean
-        score of the scored turns with a bootstrap interval over samples, and the mean of
-        each group as `by_<group_kind>`."""
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> ScoreTables:
+        """This benchmark's score tables for one model (unrounded), as its `results_model`:
+        at least `overall` and `overall_ci95`, with any `counts` of its own. By default the
+        mean score of the scored turns with a bootstrap interval over samples, and the mean
+        of each group as `by_<group_kind>`."""
         scored = [(j.sample, j.score) for j in judged if j.score is not None]
         groups = list(dict.fromkeys(sample.group for sample in self.samples))
         clusters: dict[object, list[float]] = {}
         for sample, score in scored:
             clusters.setdefault(sample.id, []).append(score)
         interval = bootstrap_mean_ci(list(clusters.values()))
-        return {
-            "overall": mean(score for _, score in scored),
-            "overall_ci95": list(interval) if interval is not None else None,
-            f"by_{self.group_kind}": {
+        return GroupTables(
+            overall=mean(score for _, score in scored),
+            overall_ci95=list(interval) if interval is not None else None,
+            group_kind=self.group_kind,
+            by_group={
                 group: mean(score for sample, score in scored if sample.group == group)
                 for group in groups
             },
-        }
+        )
 
     def results_header(self) -> dict[str, Any]:
-        """Keys shown right after `benchmark`/`model`/`judge`/`complete` (e.g. options)."""
+        """Keys shown right after `benchmark`/`model`/`judge`/`complete` (e.g. options;
+        `header_model` documents them), before the `aggregate` tables."""
         return {}
 
     @classmethod

@@ -1,8 +1,9 @@
 """The published JSON Schema of results.json (`docs/results.schema.json`).
 
 Generated from the typed results (`turnbench.results.build`) plus each built-in benchmark's score
-tables: a model's results must carry its benchmark's tables when the `benchmark` key names a
-built-in one, and may carry any tables for a benchmark written elsewhere.
+tables and settings (`results_model`, `header_model`): a model's results must carry its
+benchmark's when the `benchmark` key names a built-in one, and may carry any tables for a
+benchmark written elsewhere.
 
     python -m turnbench.interop.schema                 # print it
     python -m turnbench.interop.schema --write FILE    # write it (the repository keeps it in docs/)
@@ -27,17 +28,19 @@ def full_schema() -> dict[str, Any]:
     definitions = schema.setdefault("$defs", {})
     conditions = []
     for name, cls in builtin_benchmarks().items():
-        if cls.results_model is None:
-            continue
-        tables = cls.results_model.model_json_schema(ref_template="#/$defs/{model}")
-        definitions.update(tables.pop("$defs", {}))
-        definitions[cls.results_model.__name__] = tables
-        conditions.append(
-            {
-                "if": {"properties": {"benchmark": {"const": name}}, "required": ["benchmark"]},
-                "then": {"$ref": f"#/$defs/{cls.results_model.__name__}"},
-            }
-        )
+        models = [model for model in (cls.header_model, cls.results_model) if model is not None]
+        for model in models:
+            keys = model.model_json_schema(ref_template="#/$defs/{model}")
+            definitions.update(keys.pop("$defs", {}))
+            definitions[model.__name__] = keys
+        if models:
+            refs = [{"$ref": f"#/$defs/{model.__name__}"} for model in models]
+            conditions.append(
+                {
+                    "if": {"properties": {"benchmark": {"const": name}}, "required": ["benchmark"]},
+                    "then": refs[0] if len(refs) == 1 else {"allOf": refs},
+                }
+            )
     for name in MODEL_DEFS:
         definitions[name]["allOf"] = conditions
     return schema

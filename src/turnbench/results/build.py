@@ -761,7 +761,6 @@ def model_results(
     panel = panel or panel_items(work, config, view, model)
     items = panel.combined  # one item per planned judgment: repeats, then judges, combined
     tables = benchmark.aggregate(items)
-    extra_counts = tables.pop("counts", {})
     judged = sum(item.status == "scored" for item in items)
     failures = [
         {**benchmark.describe(item.sample), "turn": item.turn, "reason": item.reason}
@@ -779,7 +778,7 @@ def model_results(
         "complete": pending == 0 and judgments["pending"] == 0,
         **benchmark.results_header(),
     }
-    results.update(tables)
+    results.update(tables.results_fields())
     results["counts"] = {
         "expected": len(items),
         "judged": judged,
@@ -788,7 +787,7 @@ def model_results(
         "reasks": sum(item.reasks for item in items),
         "answers": len(answers),
         "unclosed_think": len(unclosed),
-        **extra_counts,
+        **tables.counts,
     }
     if config.judges and config.judges[0].scoring == "weighted":
         results["counts"]["weighted_fallbacks"] = sum(

@@ -78,17 +78,11 @@ class PanelItems:
         }
 
 
-def _tables(benchmark: Benchmark, items: Sequence[JudgedTurn]) -> dict[str, Any]:
-    tables = dict(benchmark.aggregate(items))
-    tables.pop("counts", None)
-    return tables
-
-
 def by_judge(benchmark: Benchmark, panel: PanelItems) -> dict[str, Any]:
     """Each judge's own score tables (its repeats combined)."""
     return {
         judge: {
-            **_tables(benchmark, panel.per_judge[judge]),
+            **benchmark.aggregate(panel.per_judge[judge]).results_fields(),
             "counts": panel.judgment_counts([judge]),
         }
         for judge in panel.judges
@@ -124,7 +118,7 @@ def repeat_spread(benchmark: Benchmark, panel: PanelItems) -> dict[str, Any]:
                 )
             )
     overall = {
-        judge: [_tables(benchmark, repeat).get("overall") for repeat in panel.grid[judge]]
+        judge: [benchmark.aggregate(repeat).overall for repeat in panel.grid[judge]]
         for judge in panel.judges
     }
     present = {j: [v for v in values if v is not None] for j, values in overall.items()}
@@ -203,7 +197,7 @@ def length_scores(
         else item
         for item in items
     ]
-    controlled = _tables(benchmark, adjusted).get("overall") if fit.slope is not None else overall
+    controlled = benchmark.aggregate(adjusted).overall if fit.slope is not None else overall
     return {
         "spearman": spearman([r.chars for r in rows], [r.score for r in rows]),
         "items": len(rows),

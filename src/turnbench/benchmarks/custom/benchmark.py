@@ -17,8 +17,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from turnbench.benchmarks.answers import load_turn_answers
 from turnbench.benchmarks.base import (
     AnswerSet,
@@ -52,12 +50,13 @@ from turnbench.benchmarks.custom.prompts import (
 from turnbench.benchmarks.custom.scoring import CHECKLIST_CRITERION, score_tables
 from turnbench.benchmarks.custom.spec import BenchmarkSpec, DialogueSpec, load_spec
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.errors import UserError
 from turnbench.judging.formats import followup
 from turnbench.types import Message, RequestParams
 
 
-class CustomTables(BaseModel):
+class CustomTables(ScoreTables):
     """A user-defined benchmark's tables (scores from 0 to 1): `by_tag` the mean dialogue
     score per tag, `by_check` the share of checks and checklist questions met per name,
     `by_turn` the mean turn score per position, `by_dialogue` every dialogue's score,
@@ -206,8 +205,8 @@ class CustomBenchmark(Benchmark):
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"id": sample.id}
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
-        return score_tables(self.spec, self.planned_dialogues, judged, self._checks)
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> CustomTables:
+        return CustomTables(**score_tables(self.spec, self.planned_dialogues, judged, self._checks))
 
     def results_header(self) -> dict[str, Any]:
         return {"benchmark_file": str(self.path)}
@@ -415,7 +414,7 @@ class ScenarioBenchmark(CustomBenchmark):
         raise UserError(f"{self.name} is a file of scenarios: its answers are made in a run")
 
     # -- results ---------------------------------------------------------------------------
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> ScenarioTables:
         from turnbench.stats.reliability import pass_at_k, pass_hat_k
 
         tables = score_tables(self.spec, self.planned_dialogues, judged, self._checks)
@@ -445,7 +444,7 @@ class ScenarioBenchmark(CustomBenchmark):
                 },
             }
         )
-        return tables
+        return ScenarioTables(**tables)
 
     @classmethod
     def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:

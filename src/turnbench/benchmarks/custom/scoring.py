@@ -96,7 +96,8 @@ def score_tables(
     judged: Sequence[JudgedTurn],
     checks: BoundedChecks | None = None,
 ) -> dict[str, Any]:
-    """`checks` runs the deterministic checks (and remembers their outcomes across calls)."""
+    """The fields of a benchmark file's `CustomTables`, its `counts` among them; `checks` runs
+    the deterministic checks (and remembers their outcomes across calls)."""
     by_turn_items: dict[tuple[Any, int], list[JudgedTurn]] = defaultdict(list)
     for item in judged:
         by_turn_items[(item.sample.id, item.turn)].append(item)

@@ -64,6 +64,7 @@ from turnbench.benchmarks.lost_in_conversation_translation.options import (
     TranslationOptions,
 )
 from turnbench.benchmarks.lost_in_conversation_translation.scoring import bleu
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.errors import UserError
 from turnbench.types import RequestParams
 
@@ -183,22 +184,30 @@ class ConversationScore(BaseModel):
     by_turn: list[float | None]
 
 
-class TranslationTables(BaseModel):
-    """lost-in-conversation-translation's tables: `overall` is the sharded mean (the first
-    type held when sharded is not). `by_conversation` per type held (null: nothing scored
-    yet); `degradation` when full and sharded are both held and defined; `score_by_turn`
-    the mean trajectory of sharded conversations, per turn; `conversation_means` each
-    type's mean; `scores_by_document` each document's final scores per type (the report's
-    strip plot); `conversations` each one."""
+class TranslationSettings(BaseModel):
+    """The settings lost-in-conversation-translation's results name first
+    (`results_header`): the conversation types held and how often each is held."""
 
     conversations_held: list[str]
     simulations: int
+
+
+class TranslationTables(ScoreTables):
+    """lost-in-conversation-translation's tables: `overall` is the sharded mean (the first
+    type held when sharded is not). `by_conversation` per type held (null: nothing scored
+    yet); `degradation` when full and sharded are both held (null: not defined);
+    `score_by_turn` the mean trajectory of sharded conversations, per turn;
+    `conversation_means` each type's mean; `scores_by_document` each document's final
+    scores per type (the report's strip plot); `conversations` each one."""
+
     by_conversation: dict[str, ConversationSummary | None]
-    degradation: DegradationInterval | None = None
-    score_by_turn: dict[str, dict[str, float | None]]
     conversation_means: dict[str, float | None]
     scores_by_document: dict[str, dict[str, list[float]]]
+    degradation: DegradationInterval | None = None
+    score_by_turn: dict[str, dict[str, float | None]]
     conversations: list[ConversationScore]
+
+    trailing = ("overall", "overall_ci95")
 
 
 class LostInConversationTranslation(Benchmark):
@@ -221,6 +230,7 @@ class LostInConversationTranslation(Benchmark):
     comparison = ComparisonRule(combine="min", overall="mean", score_range=(0.0, 1.0))
     options_model = TranslationOptions
     results_model = TranslationTables
+    header_model = TranslationSettings
     report = ReportSpec(
         charts=(
             Chart("bars", "conversation_means", "Mean score per conversation type",
@@ -381,7 +391,7 @@ class LostInConversationTranslation(Benchmark):
         return {"conversations_held": list(self.kinds), "simulations": self.simulations}
 
     # -- results ---------------------------------------------------------------------------
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> TranslationTables:
         from turnbench.stats.reliability import (
             DegradationUndefinedError,
             degradation,
@@ -419,29 +429,21 @@ class LostInConversationTranslation(Benchmark):
                 finals[conversation.kind].setdefault(conversation.document.task_id, []).append(
                     final
                 )
-        by_conversation: dict[str, dict[str, Any] | None] = {}
-        for kind in self.kinds:
-            if any(finals[kind].values()):
-                summary = reliability_summary(finals[kind])
-                by_conversation[kind] = {
-                    **summary.model_dump(),
-                    "mean_ci95": list(summary.mean_ci95),
-                }
-            else:
-                by_conversation[kind] = None
-        tables: dict[str, Any] = {
-            "by_conversation": by_conversation,
-            "conversation_means": {
-                kind: block["mean"] if block else None for kind, block in by_conversation.items()
-            },
-            "scores_by_document": {kind: dict(finals[kind]) for kind in self.kinds},
+        by_conversation = {
+            kind: (
+                ConversationSummary(**reliability_summary(finals[kind]).model_dump())
+                if any(finals[kind].values())
+                else None
+            )
+            for kind in self.kinds
         }
+        paired: dict[str, DegradationInterval | None] = {}  # degradation: full and sharded held
         if "full" in self.kinds and "sharded" in self.kinds:
             try:
                 interval = degradation(finals["full"], finals["sharded"])
-                tables["degradation"] = interval.model_dump()
+                paired["degradation"] = DegradationInterval(**interval.model_dump())
             except DegradationUndefinedError:
-                tables["degradation"] = None
+                paired["degradation"] = None
         by_turn: dict[str, dict[str, float | None]] = {}
         if "sharded" in self.kinds:
             turns = max((len(s.turns) for s in self.samples if s.group == "sharded"), default=0)
@@ -457,13 +459,20 @@ class LostInConversationTranslation(Benchmark):
                 by_turn["sharded"][str(turn)] = (
                     sum(v for v in values if v is not None) / len(values) if values else None
                 )
-        tables["score_by_turn"] = by_turn
-        tables["conversations"] = [row.model_dump() for row in rows]
         headline = "sharded" if "sharded" in self.kinds else self.kinds[0]
         primary = by_conversation.get(headline)
-        tables["overall"] = primary["mean"] if primary else None
-        tables["overall_ci95"] = primary["mean_ci95"] if primary else None
-        return tables
+        return TranslationTables(
+            overall=primary.mean if primary else None,
+            overall_ci95=primary.mean_ci95 if primary else None,
+            by_conversation=by_conversation,
+            conversation_means={
+                kind: block.mean if block else None for kind, block in by_conversation.items()
+            },
+            scores_by_document={kind: dict(finals[kind]) for kind in self.kinds},
+            **paired,
+            score_by_turn=by_turn,
+            conversations=rows,
+        )
 
     @classmethod
     def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from turnbench.benchmarks.base import (
     AnswerSet,
     Benchmark,
@@ -57,6 +55,7 @@ from turnbench.benchmarks.mt_bench.prompts import (
     render_single_judgment,
     unversioned,
 )
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.errors import UserError
 from turnbench.stats.scoring import bootstrap_group_cis, bootstrap_mean_ci, mean
 from turnbench.types import RequestParams
@@ -75,7 +74,7 @@ DEFAULT_TEMPERATURE = 0.7  # FastChat's value for a category it does not know
 TURNS = ("1", "2")
 
 
-class MTBenchTables(BaseModel):
+class MTBenchTables(ScoreTables):
     """MT-Bench's score tables: means per turn ("1", "2"), per category, per category and
     turn, with bootstrap intervals (resampling questions); null where nothing was scored."""
 
@@ -328,7 +327,7 @@ class MTBench(Benchmark):
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"question_id": sample.id}
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> MTBenchTables:
         scored = [
             (item.sample, item.turn, item.score)
             for item in judged
@@ -350,15 +349,15 @@ class MTBench(Benchmark):
         interval = bootstrap_mean_ci(list(per_question.values()))
         turn_cis = bootstrap_group_cis((str(t), q.id, s) for q, t, s in scored)
         category_cis = bootstrap_group_cis((q.group, q.id, s) for q, _, s in scored)
-        return {
-            "overall": mean(s for _, _, s in scored),
-            "overall_ci95": _as_list(interval),
-            "by_turn": by_turn,
-            "by_turn_ci95": {t: _as_list(turn_cis.get(t)) for t in by_turn},
-            "by_category": by_category,
-            "by_category_ci95": {c: _as_list(category_cis.get(c)) for c in categories},
-            "by_category_turn": by_category_turn,
-        }
+        return MTBenchTables(
+            overall=mean(s for _, _, s in scored),
+            overall_ci95=_as_list(interval),
+            by_turn=by_turn,
+            by_turn_ci95={t: _as_list(turn_cis.get(t)) for t in by_turn},
+            by_category=by_category,
+            by_category_ci95={c: _as_list(category_cis.get(c)) for c in categories},
+            by_category_turn=by_category_turn,
+        )
 
     @classmethod
     def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:

@@ -58,6 +58,7 @@ from turnbench.benchmarks.mt_bench_101.scoring import (
     score_tables,
     stratified_bootstrap_ci,
 )
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.errors import UserError
 
 CONTEXTS = ("golden", "self")
@@ -65,14 +66,20 @@ REFERENCE_MODES = ("compat", "golden-answer")
 Context = Literal["golden", "self"]
 
 
-class MTBench101Tables(BaseModel):
+class MTBench101Settings(BaseModel):
+    """The settings MT-Bench-101's results name first (`results_header`): the history the
+    judged turns saw and how reference answers reached the judge."""
+
+    context: str
+    reference_mode: str
+
+
+class MTBench101Tables(ScoreTables):
     """MT-Bench-101's score tables. A dialogue scores its weakest judged turn; a task is the
     mean of its dialogues; `overall` the unweighted mean of the tasks; abilities the mean of
     their tasks. The `mean_over_turns` variants average turns instead; `by_task_turn` and
     `by_turn` show scores by turn position."""
 
-    context: str
-    reference_mode: str
     by_task: dict[str, float | None]
     by_ability: dict[str, float | None]
     overall_mean_over_turns: float | None
@@ -80,6 +87,8 @@ class MTBench101Tables(BaseModel):
     by_task_turn: dict[str, dict[str, float | None]]
     by_turn: dict[str, float | None]
     incomplete_dialogue_ids: list[int]
+
+    trailing = ("overall_ci95", "incomplete_dialogue_ids")
 
 
 def select_dialogues(dialogues: list[Dialogue], limit: int | None) -> list[Dialogue]:
@@ -118,6 +127,7 @@ class MTBench101(Benchmark):
     comparison = ComparisonRule(combine="min", overall="mean_of_groups", need_complete=True)
     options_model = MTBench101Options
     results_model = MTBench101Tables
+    header_model = MTBench101Settings
     folder_layout = (
         FolderFile(DIALOGUES, ("mtbench101.jsonl",)),
         FolderFile(JUDGE_PROMPTS, ("judge_prompts.json",), False, published_fallback=True),
@@ -256,7 +266,7 @@ class MTBench101(Benchmark):
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"id": sample.id, "task": sample.group}
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> MTBench101Tables:
         outcomes = [
             TurnOutcome(
                 item.sample.group or "",
@@ -274,17 +284,17 @@ class MTBench101(Benchmark):
             interval = stratified_bootstrap_ci(
                 [list(dialogue_scores.scores[task].values()) for task in self.tasks]
             )
-        return {
+        return MTBench101Tables(
             **tables,
-            "overall_ci95": list(interval) if interval else None,
-            "counts": {
+            overall_ci95=list(interval) if interval else None,
+            counts={
                 "dialogues": len(self.planned),
                 "dialogues_scored": sum(len(s) for s in dialogue_scores.scores.values()),
                 "incomplete_dialogues": len(dialogue_scores.incomplete),
                 "dialogues_with_dropped_turns": len(dialogue_scores.dropped),
             },
-            "incomplete_dialogue_ids": sorted(dialogue_scores.incomplete),
-        }
+            incomplete_dialogue_ids=sorted(dialogue_scores.incomplete),
+        )
 
     @classmethod
     def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:

@@ -60,6 +60,7 @@ from turnbench.benchmarks.structflowbench.scoring import (
     score_tables,
     weights_of,
 )
+from turnbench.benchmarks.tables import ScoreTables
 from turnbench.errors import UserError
 from turnbench.types import Message
 
@@ -79,13 +80,19 @@ class StructFlowMetrics(BaseModel):
     DRFR: float | None
 
 
-class StructFlowBenchTables(BaseModel):
+class StructFlowBenchSettings(BaseModel):
+    """The setting StructFlowBench's results name first (`results_header`): how the
+    model was shown the earlier turns."""
+
+    history_format: str
+
+
+class StructFlowBenchTables(ScoreTables):
     """StructFlowBench's tables, keyed exactly as the columns of the published
     `overall_score.csv`: `overall` is WCSR; `by_constraint_type` the share met per
     constraint type; `by_task` the mean WCSR per task; `by_turn` the mean WCSR per turn
     position; `other_verdicts` every verdict other than Yes/No (scored as not met)."""
 
-    history_format: str
     metrics: StructFlowMetrics
     by_constraint_type: dict[str, float | None]
     by_task: dict[str, float | None]
@@ -113,6 +120,7 @@ class StructFlowBench(Benchmark):
     comparison = ComparisonRule(combine="mean", overall="mean", score_range=(0.0, 1.0))
     options_model = StructFlowBenchOptions
     results_model = StructFlowBenchTables
+    header_model = StructFlowBenchSettings
     importers: ClassVar[Mapping[str, str]] = {
         "structflowbench": "turnbench.benchmarks.structflowbench.importer:read_evaluations"
     }
@@ -238,7 +246,7 @@ class StructFlowBench(Benchmark):
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"id": sample.id, "task": sample.group}
 
-    def aggregate(self, judged: Sequence[JudgedTurn]) -> dict[str, Any]:
+    def aggregate(self, judged: Sequence[JudgedTurn]) -> StructFlowBenchTables:
         turns = []
         for item in judged:
             dialogue: Dialogue = item.sample.source
@@ -254,7 +262,7 @@ class StructFlowBench(Benchmark):
                     verdicts=verdicts,
                 )
             )
-        return score_tables(turns)
+        return StructFlowBenchTables(**score_tables(turns))
 
     @classmethod
     def terminal_table(cls, results: Mapping[str, Any]) -> TextTable:

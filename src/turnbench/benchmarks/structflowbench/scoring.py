@@ -95,7 +95,8 @@ class JudgedConstraints:
 
 
 def score_tables(turns: Sequence[JudgedConstraints]) -> dict[str, Any]:
-    """Every metric table of results.json (unrounded), keyed as overall_score.csv is."""
+    """Every metric table of results.json (unrounded), keyed as overall_score.csv is: the
+    fields of `StructFlowBenchTables`, its `counts` among them."""
     judged = [t for t in turns if t.verdicts is not None]
     by_turn: list[tuple[JudgedConstraints, TurnMetrics]] = [
         (t, turn_metrics(t.types, t.verdicts or ())) for t in judged
