@@ -81,3 +81,29 @@ def test_the_console_script_lists_every_command_and_names_a_misspelt_one(env):
     wrong = run_cli(["jduge"], env)
     assert wrong.returncode == 2
     assert "No such command" in wrong.stderr
+
+
+def test_a_built_in_benchmark_run_does_not_load_the_benchmark_file_machinery():
+    """The flags read every benchmark package's options; the custom package's schema and
+    checks load only when a benchmark file is named (PEP 562 names in its package)."""
+    probe = textwrap.dedent(
+        """
+        import sys
+        from turnbench.cli import load
+        load("run")
+        loaded = sorted(m for m in sys.modules if m.startswith("turnbench.benchmarks.custom."))
+        from turnbench.benchmarks.custom import FORMAT_VERSIONS, benchmark_from_file, load_spec
+        assert callable(benchmark_from_file) and callable(load_spec) and FORMAT_VERSIONS
+        print(" ".join(loaded))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["turnbench.benchmarks.custom.options"]
