@@ -11,8 +11,9 @@ import pytest
 
 from tests.conftest import cli_env, shared_data_dir
 from tests.e2e.test_report import hostile_responder, make_run
-from turnbench.report import html, parallel
+from turnbench.report import html
 from turnbench.report.html import ReportOptions, build_report
+from turnbench.store import parallel
 from turnbench.store.rundir import load_runs
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="fork on Linux, 2+ CPUs")

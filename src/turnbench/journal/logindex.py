@@ -22,11 +22,13 @@ results and the readers of finished runs agree.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
+import operator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from turnbench.judging.cleaning import UNCLOSED_THINK
 from turnbench.judging.parsers import SCORE_RANGES
@@ -57,6 +59,9 @@ from turnbench.types import (
 def text_digest(text: str) -> bytes:
     """16 bytes that tell two answer texts apart (an imported answer is compared, not kept)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_D = TypeVar("_D")
 
 
 # -- which records can be trusted ---------------------------------------------------------------
@@ -145,6 +150,20 @@ def open_failures(records: list[LogRecord]) -> dict[str, FailureRecord]:
 
 
 # -- the compact forms of finished work -----------------------------------------------------------
+def _pickled_by_fields(cls: type[_D]) -> type[_D]:
+    """Pickle instances of a slotted dataclass as its class and the tuple of its fields: an
+    index read in a second process (`store.rundir`) crosses a pipe with tens of thousands of
+    them, and this takes a third of the time of pickle's default for slots."""
+    values = operator.attrgetter(*(item.name for item in dataclasses.fields(cls)))  # type: ignore[arg-type]
+
+    def __reduce__(self: _D) -> tuple[type[_D], tuple[Any, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
+
+
+@_pickled_by_fields
 @dataclass(slots=True, eq=False)
 class AnswerDone:
     """A finished answer as the index keeps it."""
@@ -169,6 +188,7 @@ class AnswerDone:
         return self.digest == text_digest(text)
 
 
+@_pickled_by_fields
 @dataclass(slots=True, eq=False)
 class JudgmentDone:
     """A finished judgment as the index keeps it: its outcome, not its prompt or replies."""
@@ -216,6 +236,7 @@ class JudgmentDone:
         return shown
 
 
+@_pickled_by_fields
 @dataclass(slots=True, eq=False)
 class UserTurnDone:
     """A user turn made at run time (a simulated conversation), as the index keeps it: its
@@ -345,6 +366,13 @@ class RoleTotals:
     def batch(self) -> Usage:
         return self._usage(self._batch)
 
+    def absorb(self, other: RoleTotals) -> None:
+        """Add `other`'s counts to these."""
+        for mine, theirs in ((self._live, other._live), (self._batch, other._batch)):
+            for number, count in enumerate(theirs):
+                mine[number] += count
+        self.requests_logged += other.requests_logged
+
     def __add__(self, other: RoleTotals) -> RoleTotals:
         total = RoleTotals()
         total._live = [a + b for a, b in zip(self._live, other._live, strict=True)]
@@ -386,6 +414,13 @@ class RoleProvenance:
     reported_model: Distinct = field(default_factory=Distinct)
     system_fingerprint: Distinct = field(default_factory=Distinct)
     served: dict[str, int] = field(default_factory=dict)  # endpoint -> replies it gave
+
+    def absorb(self, other: RoleProvenance) -> None:
+        """Add what `other` saw after what these saw."""
+        for name in PROVENANCE_FIELDS:
+            getattr(self, name).merge(getattr(other, name))
+        for endpoint, count in other.served.items():
+            self.served[endpoint] = self.served.get(endpoint, 0) + count
 
     def add(self, record: AnswerRecord | JudgmentRecord) -> None:
         self.params.add(record.params)
@@ -431,6 +466,19 @@ class LogIndex:
         self.submissions: dict[str, BatchSubmission] = {}  # provider batches, by submission
         self.batch_items: dict[str, str] = {}  # custom_id -> its latest unconsumed submission
         self.records = 0
+        # -- kept only by the index of a later part of a log (`later_part`, `merge`) --------
+        self.lead_ts: float | None = None  # the latest time of records before its first config
+        self.cleared: set[str] | None = None  # the keys whose open failures its records close
+        self.batch_records = 0
+
+    @classmethod
+    def later_part(cls) -> LogIndex:
+        """An index of a log's later part, read apart from the earlier one (on another
+        core) and then merged into it: it also remembers what would have changed the earlier
+        part's summaries (the failures it closes, the time of its first records)."""
+        index = cls()
+        index.cleared = set()
+        return index
 
     def add(self, record: LogRecord, offset: int = -1, length: int = 0) -> None:
         """Fold one record in; `offset`/`length`: where its line is in the log file, kept
@@ -444,6 +492,8 @@ class LogIndex:
             span = self.spans[-1]
             if record.ts > span[1]:
                 span[1] = record.ts
+        elif self.lead_ts is None or record.ts > self.lead_ts:
+            self.lead_ts = record.ts
         kind = record.kind
         if kind == "judgment" or kind == "answer":  # (nearly every record: asked first)
             self._work(record, offset, length)  # type: ignore[arg-type]
@@ -457,6 +507,7 @@ class LogIndex:
                 self.batch_items.pop(batch_custom_id(record.key), None)
             return
         if isinstance(record, BatchRecord):
+            self.batch_records += 1
             self._batch(record)
             return
         if isinstance(record, UserTurnRecord):
@@ -486,6 +537,10 @@ class LogIndex:
         if failures:
             failures.pop(record.key, None)
             failures.pop(key, None)
+        if self.cleared is not None:
+            self.cleared.update((record.key, key))
+            if isinstance(record, JudgmentRecord):
+                self.cleared.add(legacy_key(record))
         if isinstance(record, AnswerRecord):
             if record.arm is None:  # (a stress arm's answers are not the model's run)
                 self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
@@ -523,6 +578,8 @@ class LogIndex:
             self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
             return
         self.failures.pop(key, None)
+        if self.cleared is not None:
+            self.cleared.add(key)
         if record.origin == "user-model":
             self.user_usage.add(record.usage, None)
         done = UserTurnDone(
@@ -541,6 +598,43 @@ class LogIndex:
         if offset >= 0:
             done.offset, done.length = offset, length
         self.done[key] = done
+
+    def can_merge(self, later: LogIndex) -> bool:
+        """Whether `merge(later)` gives what reading the two parts in one pass gives: not for
+        batch runs (which item a provider batch still holds depends on the whole order), and
+        only for an index made by `later_part`."""
+        return (
+            later.cleared is not None
+            and not later.batch_records
+            and not self.batch_records
+            and not self.batch_items
+        )
+
+    def merge(self, later: LogIndex) -> None:
+        """Fold in the index of the part of the log that follows this one's (`later_part`),
+        leaving what one pass over both parts would have left (`can_merge` must hold)."""
+        assert self.can_merge(later) and later.cleared is not None
+        self.records += later.records
+        if later.lead_ts is not None and self.spans and later.lead_ts > self.spans[-1][1]:
+            self.spans[-1][1] = later.lead_ts
+        self.configs.extend(later.configs)
+        self.spans.extend(later.spans)
+        self.done.update(later.done)  # (a key done again keeps its place, as in one pass)
+        for key in later.cleared:
+            self.failures.pop(key, None)
+        self.failures.update(later.failures)
+        self.invalid.extend(later.invalid)
+        for model, turns in later.answered.items():
+            self.answered.setdefault(model, set()).update(turns)
+        self.answer_usage.absorb(later.answer_usage)
+        self.user_usage.absorb(later.user_usage)
+        self.answer_provenance.absorb(later.answer_provenance)
+        for judge, totals in later.judge_usage.items():
+            self.judge_usage.setdefault(judge, RoleTotals()).absorb(totals)
+        for judge, found in later.judge_provenance.items():
+            self.judge_provenance.setdefault(judge, RoleProvenance()).absorb(found)
+        for role, totals in later.unanswered.items():
+            self.unanswered.setdefault(role, RoleTotals()).absorb(totals)
 
     def _batch(self, record: BatchRecord) -> None:
         submission = self.submissions.get(record.submission)
@@ -580,10 +674,7 @@ class LogIndex:
         for judge in judges:
             found = self.judge_provenance.get(judge)
             if found is not None:
-                for name in PROVENANCE_FIELDS:
-                    getattr(merged, name).merge(getattr(found, name))
-                for endpoint, count in found.served.items():
-                    merged.served[endpoint] = merged.served.get(endpoint, 0) + count
+                merged.absorb(found)
         return merged
 
     def last_ts(self) -> float | None:

@@ -318,15 +318,28 @@ class _Scanner:
         self.size = 0  # bytes read
         self.last_byte = b""
 
-    def scan(self, fd: int) -> _Scanner:
-        return self._scan(fd)
+    def scan(self, fd: int, start: int = 0, end: int | None = None) -> _Scanner:
+        """Read the lines from byte `start` to `end` (default: the end of the file); both
+        must be where a line starts (`continue_from` prepares a scanner for a later part)."""
+        return self._scan(fd, start, end)
 
-    def _scan(self, fd: int) -> _Scanner:
+    def continue_from(self, fd: int, start: int) -> None:
+        """Read from `start` on as the continuation of a log whose part before it was read
+        and checked elsewhere (its config came first): lines are numbered on from there."""
+        self.seen_line = self.seen_config = True
+        self.number = _lines_before(fd, start, self.path)
+
+    def _scan(self, fd: int, begin: int, stop: int | None) -> _Scanner:
         try:
-            os.lseek(fd, 0, os.SEEK_SET)
+            os.lseek(fd, begin, os.SEEK_SET)
             pending: list[bytes] = []
-            offset = 0  # where the first pending piece starts
-            while chunk := os.read(fd, self.CHUNK):
+            offset = begin  # where the first pending piece starts
+            left = -1 if stop is None else stop - begin  # bytes still to read (-1: to the end)
+            while left and (
+                chunk := os.read(fd, min(left, self.CHUNK) if left > 0 else self.CHUNK)
+            ):
+                if left > 0:
+                    left -= len(chunk)
                 self.size += len(chunk)
                 self.last_byte = chunk[-1:]
                 start = 0
@@ -379,17 +392,67 @@ class _Scanner:
         self.sink(record, start, len(raw))
 
 
-def scan_records(path: Path, sink: Sink, warn: Warn | None = None) -> int | None:
+def scan_records(
+    path: Path,
+    sink: Sink,
+    warn: Warn | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
+) -> int | None:
     """Feed every readable record of the log at `path` to `sink(record, offset, length)`,
     in order, without holding the log in memory; returns the torn last line's offset (None
-    if intact). A missing log has no records. Refusals as `read_records`."""
+    if intact). A missing log has no records. Refusals as `read_records`.
+
+    `start`/`end` (each where a line starts, see `line_start_near`): only that part, for a
+    log read in parts on several cores; a part from `start` > 0 on is read as the rest of
+    a log whose earlier part was read and checked already (it need not begin with a config,
+    and its lines are numbered as in the whole file)."""
     fd = open_regular(path, os.O_RDONLY, missing_ok=True)
     if fd is None:
         return None
     try:
-        return _Scanner(path, warn, sink).scan(fd).torn_at
+        scanner = _Scanner(path, warn, sink)
+        if start:
+            scanner.continue_from(fd, start)
+        return scanner.scan(fd, start, end).torn_at
     finally:
         os.close(fd)
+
+
+def line_start_near(path: Path, offset: int) -> int | None:
+    """Where the first line that starts after byte `offset` of the log starts (None: no
+    whole line starts there before the last byte)."""
+    fd = open_regular(path, os.O_RDONLY, missing_ok=True)
+    if fd is None:
+        return None
+    try:
+        os.lseek(fd, offset, os.SEEK_SET)
+        position = offset
+        while chunk := os.read(fd, 1 << 16):
+            newline = chunk.find(b"\n")
+            if newline != -1:
+                found = position + newline + 1
+                return found if found < os.fstat(fd).st_size else None
+            position += len(chunk)
+        return None
+    except OSError as error:
+        raise _os_error(path, "read", error) from None
+    finally:
+        os.close(fd)
+
+
+def _lines_before(fd: int, end: int, path: Path) -> int:
+    """The number of newlines in the first `end` bytes of the file."""
+    count = 0
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while end > 0 and (chunk := os.read(fd, min(end, 1 << 20))):
+            count += chunk.count(b"\n")
+            end -= len(chunk)
+    except OSError as error:
+        raise _os_error(path, "read", error) from None
+    return count
 
 
 def read_records(path: Path, warn: Warn | None = None) -> tuple[list[LogRecord], int | None]:

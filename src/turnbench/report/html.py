@@ -32,7 +32,6 @@ from turnbench.report.browser import (
 from turnbench.report.compare import Comparison, compare_entries
 from turnbench.report.markup import badge, esc, fmt, fmt_ci, section, table
 from turnbench.report.markup import figure as chart
-from turnbench.report.parallel import forked
 from turnbench.report.samples import (
     DialogueText,
     Texts,
@@ -42,6 +41,7 @@ from turnbench.report.samples import (
 )
 from turnbench.report.stress import stress_section
 from turnbench.report.trust import trust_section
+from turnbench.store.parallel import forked
 from turnbench.store.rundir import Entry, Run
 
 MAX_COMPARISONS = 8
@@ -865,7 +865,7 @@ def _dialogues_started(
 ) -> Callable[[], tuple[list[str], list[Path]]]:
     """The dialogue browser of each benchmark and the page files written for them, as a
     function to call when they are needed: for a large report they are rendered meanwhile
-    in a second process (`report.parallel`). The question texts are read here, so their
+    in a second process (`store.parallel`). The question texts are read here, so their
     warnings are this process's."""
     jobs = []
     for number, benchmark in enumerate(benchmarks, start=1):

@@ -9,8 +9,10 @@ because the log keeps them as JSON numbers or strings depending on the benchmark
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,11 +41,13 @@ from turnbench.journal.logindex import (
 )
 from turnbench.journal.runlog import (
     LOG_NAME,
+    line_start_near,
     parse_record_bytes,
     read_records,
     record_problem,
     scan_records,
 )
+from turnbench.store.parallel import can_fork, forked
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.textio import describe_validation_error, read_json
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, LogRecord
@@ -117,6 +121,23 @@ class _CollectorPause:
 
 _collector_paused = _CollectorPause()
 
+SPLIT_BYTES = 32 << 20  # a log this large or larger is read in two parts at once
+
+
+def _split_point(path: Path, parallel: bool | None) -> int | None:
+    """Where the part of the log read by a second process starts (the first line after
+    its middle byte); None: read in one pass (`parallel` False, or None and a log smaller
+    than SPLIT_BYTES; no second core; no line starts after the middle)."""
+    if parallel is False or not can_fork():
+        return None
+    try:
+        size = path.lstat().st_size
+    except OSError:
+        return None
+    if size < 2 or (parallel is None and size < SPLIT_BYTES):
+        return None
+    return line_start_near(path, size // 2)
+
 
 class RunRecords:
     """What readers of a finished run use from its log, from one pass that keeps no record:
@@ -125,7 +146,13 @@ class RunRecords:
     answers were asked (the dialogue browser's text). Whole records (judge replies, answer
     texts) are read again one at a time with `load`."""
 
-    def __init__(self, path: Path | None, records: list[LogRecord] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        records: list[LogRecord] | None = None,
+        *,
+        parallel: bool | None = None,
+    ) -> None:
         self.path = path
         self.index = LogIndex()
         self.questions: dict[str, dict[int, str]] = {}  # sample id -> turn -> question
@@ -137,7 +164,33 @@ class RunRecords:
                 self._add(record, number, -1)
         elif path is not None:
             with _collector_paused():
-                scan_records(path, self._add, self.warnings.append)
+                self._read(path, parallel)
+
+    def _read(self, path: Path, parallel: bool | None) -> None:
+        """One pass over the log; a large one (`parallel` None: SPLIT_BYTES or more) in two
+        parts at once where a second core can take one: a forked child folds the second
+        half into an index of its own while this process folds the first, and the child's
+        is merged in after (`LogIndex.merge`: what one pass would have left). If the child
+        fails or the parts cannot be merged (a batch run), this process reads on itself."""
+        warn = self.warnings.append
+        split = _split_point(path, parallel)
+        if split is None:
+            scan_records(path, self._add, warn)
+            return
+        later = forked(functools.partial(RunRecords.later_part, path, split))
+        started = time.monotonic()
+        scan_records(path, self._add, warn, end=split)
+        # (the child has as much to do: a child that takes far longer is stuck, not busy)
+        part = later(timeout=10 + 4 * (time.monotonic() - started))
+        if not self.index.can_merge(part.index):
+            scan_records(path, self._add, warn, start=split)
+            return
+        self.index.merge(part.index)
+        for sample, asked in part.questions.items():
+            mine = self.questions.setdefault(sample, {})
+            for turn, question in asked.items():
+                mine.setdefault(turn, question)
+        self.warnings.extend(part.warnings)
 
     def _add(self, record: LogRecord, offset: int, length: int) -> None:
         self.index.add(record, offset, length)
@@ -146,6 +199,16 @@ class RunRecords:
             users = [m["content"] for m in record.messages if m.get("role") == "user"]
             for turn, question in enumerate(users, start=1):
                 asked.setdefault(turn, question)
+
+    @classmethod
+    def later_part(cls, path: Path, start: int) -> RunRecords:
+        """What the log holds from byte `start` (where a line starts) on, read as the rest
+        of a log whose earlier part is read elsewhere, to be merged into that part's."""
+        part = cls(None)
+        part.path = path
+        part.index = LogIndex.later_part()
+        scan_records(path, part._add, part.warnings.append, start=start)
+        return part
 
     def load(self, done: AnswerDone | JudgmentDone) -> AnswerRecord | JudgmentRecord:
         """The whole record an index entry stands for."""
