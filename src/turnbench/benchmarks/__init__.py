@@ -71,7 +71,7 @@ def looks_like_path(reference: str) -> bool:
     )
 
 
-def _builtin_by_package(reference: str) -> type[Benchmark] | None:
+def builtin_named(reference: str) -> type[Benchmark] | None:
     """The built-in benchmark named `reference` when its package is named after it
     ("mt-bench-101" in `mt_bench_101`), importing that package alone: a run needs one
     benchmark, and importing every other one is start-up time for nothing."""
@@ -85,7 +85,7 @@ def _builtin_by_package(reference: str) -> type[Benchmark] | None:
 def benchmark_class(reference: str) -> type[Benchmark]:
     """The benchmark a `--benchmark` value names: a built-in name, a benchmark file, a data
     folder in a built-in benchmark's layout, or `package.module:Class`."""
-    named = _builtin_by_package(reference)
+    named = builtin_named(reference)
     if named is not None:
         return named
     builtin = builtin_benchmarks()

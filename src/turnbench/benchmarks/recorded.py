@@ -22,6 +22,7 @@ from turnbench.benchmarks import (
     Benchmark,
     benchmark_class,
     builtin_benchmarks,
+    builtin_named,
     looks_like_path,
 )
 from turnbench.errors import UserError
@@ -40,7 +41,11 @@ def class_reference(cls: type[Benchmark]) -> str:
 def builtin_reference(reference: str) -> type[Benchmark] | None:
     """The built-in benchmark `reference` names, by its name or its own `module:Class` (a
     run started with `--benchmark turnbench.benchmarks....:Class`, or the API given a
-    built-in class): a fixed table, nothing imported by the string."""
+    built-in class): a fixed table, nothing imported by the string. A name is looked up in
+    its own package first (a reader of one run needs one benchmark, not all of them)."""
+    named = builtin_named(reference)
+    if named is not None:
+        return named
     table = builtin_benchmarks()
     if reference in table:
         return table[reference]
@@ -122,7 +127,7 @@ def recorded_benchmark(name: str, reference: str | None) -> type[Benchmark] | No
             found = _data_benchmark(reference)
             if found is not None:
                 return found
-    return builtin_benchmarks().get(name)
+    return builtin_named(name) or builtin_benchmarks().get(name)
 
 
 def plugin_not_named(path: Path, reference: str, how: str) -> UserError:
