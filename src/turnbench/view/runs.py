@@ -30,7 +30,9 @@ from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.runfiles import AUDIT_NAME
 
 MAX_DEPTH = 12  # folders below a served directory that are searched for runs
-_HEAD = re.compile(rb'\{"kind":"(\w+)","key":("(?:[^"\\]|\\.)*")')  # (matched at a line's start)
+# (matched at a line's start; the key's string "unrolled": runs of plain bytes between
+# escapes, twice as quick as one byte per alternation over a 180 MB log)
+_HEAD = re.compile(rb'\{"kind":"(\w+)","key":("[^"\\]*(?:\\.[^"\\]*)*")')
 READ_CHUNK = 1 << 20
 _KEYED = (b"answer", b"judgment", b"failure")  # the kinds counted by their key
 
