@@ -249,6 +249,25 @@ def test_log_tail_reads_only_what_was_appended(tmp_path):
     assert tail.offset > offset and tail.offset == log.stat().st_size
 
 
+def test_log_tail_reads_keys_with_escapes_as_json_strings(tmp_path):
+    """Keys are JSON strings: escaped quotes and backslashes belong to the key, a key that
+    never closes (or holds no valid escape) is unreadable, not a shorter key."""
+    keys = [
+        json.dumps(["answer", 'm "quoted"', 1, 1]),
+        json.dumps(["answer", "back\\slash\\", 1, 1]),
+        json.dumps(["answer", "caf\u00e9", 1, 1]),
+    ]
+    compact = {"separators": (",", ":")}  # (as the log writes its records)
+    lines = [json.dumps({"kind": "answer", "key": key, "text": "x"}, **compact) for key in keys]
+    lines += ['{"kind":"judgment","key":"never closed', '{"kind":"judgment","key":"bad \\x"}']
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", "utf-8")
+    tail = LogTail(log)
+    tail.poll()
+    assert tail.answers == set(keys) and not tail.judgments
+    assert tail.unreadable == 2
+
+
 def test_server_sent_events_report_a_change(served, tmp_path):
     root = tmp_path / "root"
     shutil.copytree(served / "a", root / "a")
