@@ -96,9 +96,7 @@ class _CollectorPause:
     """Python's cyclic garbage collector off while logs are read: reading builds and drops
     a record per line, none in a cycle, while the index it keeps grows, so the collector
     would walk that growing index again and again (a tenth of the read of a 180 MB log)
-    and free nothing. The view pauses it too while it builds a run's page from that index
-    (one full collection walking a 28,920-judgment index cost the page 0.05-0.25 s). It is
-    on again when the last reader is done, if it was on before."""
+    and free nothing. It is on again when the last reader is done, if it was on before."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -121,7 +119,7 @@ class _CollectorPause:
                     gc.enable()
 
 
-collector_paused = _CollectorPause()
+_collector_paused = _CollectorPause()
 
 SPLIT_BYTES = 32 << 20  # a log this large or larger is read in two parts at once
 
@@ -165,7 +163,7 @@ class RunRecords:
             for number, record in enumerate(self._held):
                 self._add(record, number, -1)
         elif path is not None:
-            with collector_paused():
+            with _collector_paused():
                 self._read(path, parallel)
 
     def _read(self, path: Path, parallel: bool | None) -> None:
@@ -314,9 +312,7 @@ class Entry:
         drop_unparseable = self.run.provenance.get("parser") == "compat"
         scores: dict[str, SampleScore] = {}
         for (sample, turn), record in self.judgments.items():
-            score = scores.get(sample)
-            if score is None:  # (made once per sample, not once per judged turn)
-                score = scores[sample] = SampleScore(groups.get(sample))
+            score = scores.setdefault(sample, SampleScore(groups.get(sample)))
             if record.status == "scored" and record.score is not None:
                 score.turns[turn] = record.score
             elif not drop_unparseable:
@@ -332,10 +328,9 @@ class Entry:
     @cached_property
     def _groups(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        for work in (self.answers, self.judgments):
-            for (sample, _), done in work.items():
-                if done.group is not None and sample not in found:
-                    found[sample] = done.group
+        for (sample, _), done in [*self.answers.items(), *self.judgments.items()]:
+            if done.group is not None:
+                found.setdefault(sample, done.group)
         for (sample, _), failure in self.open_failures.items():
             group = record_group(failure)
             if group is not None:

@@ -27,7 +27,7 @@ from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.journal.runlog import LOG_NAME
 from turnbench.report.markup import breakable
 from turnbench.store.resultsfile import RESULTS_NAME
-from turnbench.store.rundir import Entry, Run, collector_paused, load_run, sample_sort_key
+from turnbench.store.rundir import Entry, Run, load_run, sample_sort_key
 from turnbench.types import AnswerRecord, JudgmentRecord
 from turnbench.view.runs import RunDir, _stat
 
@@ -101,8 +101,7 @@ class RunCache:
         loaded = self.load(rundir)
         with loaded.building:
             if loaded.page is None:
-                with collector_paused():  # (a large run's index is no garbage to walk)
-                    loaded.page = self._build_run_page(rundir, loaded)
+                loaded.page = self._build_run_page(rundir, loaded)
             return loaded.page
 
     def _build_run_page(self, rundir: RunDir, loaded: Loaded) -> dict[str, Any]:
