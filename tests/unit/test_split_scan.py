@@ -260,3 +260,28 @@ def test_small_logs_are_read_in_one_pass(log):
     assert rundir._split_point(path, False) is None
     split = rundir._split_point(path, True)
     assert split is not None and path.read_bytes()[split - 1 : split] == b"\n"
+
+
+def test_a_log_refused_in_the_first_part_leaves_no_child_behind(tmp_path, monkeypatch):
+    lines = [b'{"kind":"config","ts":\n'] + [
+        _answer("m1", n, 101.0 + n).model_dump_json().encode() + b"\n" for n in range(4)
+    ]
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(lines))
+    started: list[Any] = []
+    real = rundir.forked
+
+    def recorded(work):
+        pending = real(work)
+        started.append(pending)
+        return pending
+
+    monkeypatch.setattr(rundir, "forked", recorded)
+    _split_at(monkeypatch, len(lines[0]) + len(lines[1]))
+    with pytest.raises(RunDirectoryError, match=":1:"):
+        RunRecords(path, parallel=True)
+    [pending] = started
+    with pytest.raises(ChildProcessError):  # (reaped: no zombie left)
+        os.waitpid(pending.pid, os.WNOHANG)
+    with pytest.raises(OSError):  # (the pipe is closed)
+        os.fstat(pending.read_end)

@@ -375,9 +375,8 @@ class RoleTotals:
 
     def __add__(self, other: RoleTotals) -> RoleTotals:
         total = RoleTotals()
-        total._live = [a + b for a, b in zip(self._live, other._live, strict=True)]
-        total._batch = [a + b for a, b in zip(self._batch, other._batch, strict=True)]
-        total.requests_logged = self.requests_logged + other.requests_logged
+        total.absorb(self)
+        total.absorb(other)
         return total
 
 

@@ -21,16 +21,19 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
 class Pending(Protocol[T_co]):
-    """The result of work started elsewhere: calling it waits for it."""
+    """The result of work started elsewhere: calling it waits for it; `cancel` stops it
+    when the caller will not wait (it failed meanwhile)."""
 
     def __call__(self, timeout: float | None = None) -> T_co: ...
+
+    def cancel(self) -> None: ...
 
 
 def can_fork() -> bool:
@@ -55,14 +58,14 @@ def forked(work: Callable[[], T]) -> Pending[T]:
     another thread held at that moment stays held in the child. The work given here reads
     files and computes; the timeout is what makes a child stuck on such a lock harmless."""
     if not can_fork():
-        return lambda timeout=None: work()
+        return _Here(work)
     read_end, write_end = os.pipe()
     try:
         pid = os.fork()
     except OSError:
         os.close(read_end)
         os.close(write_end)
-        return lambda timeout=None: work()
+        return _Here(work)
     if pid == 0:  # the child: do the work, send it back, leave without cleanup
         status = 1
         try:
@@ -76,19 +79,55 @@ def forked(work: Callable[[], T]) -> Pending[T]:
         finally:
             os._exit(status)
     os.close(write_end)
+    return _InChild(work, pid, read_end)
 
-    def result(timeout: float | None = None) -> T:
-        data = _read_all(read_end, timeout)  # (read before waiting: a large result fills the pipe)
+
+class _Here:
+    """Work done in this process when it is waited for (no fork here)."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self.work = work
+
+    def __call__(self, timeout: float | None = None) -> Any:
+        return self.work()
+
+    def cancel(self) -> None:
+        pass
+
+
+class _InChild:
+    """Work a forked child is doing: its result, or the work done here if it fails."""
+
+    def __init__(self, work: Callable[[], Any], pid: int, read_end: int) -> None:
+        self.work, self.pid, self.read_end = work, pid, read_end
+
+    def __call__(self, timeout: float | None = None) -> Any:
+        data = _read_all(self.read_end, timeout)  # (before waiting: a large result fills the pipe)
         if data is None:  # no answer in time: the child is stopped and the work done here
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        _, code = os.waitpid(pid, 0)
-        if data and os.waitstatus_to_exitcode(code) == 0:
+            self._stop()
+        code = self._reap()
+        if data and code == 0:
             with contextlib.suppress(Exception):
                 return pickle.loads(data)  # our own child's objects, never outside data
-        return work()
+        return self.work()
 
-    return result
+    def cancel(self) -> None:
+        """Stop the child and close the pipe (no zombie, no descriptor left behind)."""
+        self._stop()
+        with contextlib.suppress(OSError):
+            os.close(self.read_end)
+        self._reap()
+
+    def _stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def _reap(self) -> int | None:
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # (reaped already)
+            return None
+        return os.waitstatus_to_exitcode(status)
 
 
 def _read_all(fd: int, timeout: float | None) -> bytes | None:

@@ -179,7 +179,11 @@ class RunRecords:
             return
         later = forked(functools.partial(RunRecords.later_part, path, split))
         started = time.monotonic()
-        scan_records(path, self._add, warn, end=split)
+        try:
+            scan_records(path, self._add, warn, end=split)
+        except BaseException:  # (the log is refused, or the reader interrupted)
+            later.cancel()
+            raise
         # (the child has as much to do: a child that takes far longer is stuck, not busy)
         part = later(timeout=10 + 4 * (time.monotonic() - started))
         if not self.index.can_merge(part.index):
