@@ -4,13 +4,15 @@ Three configurations, each against the fake server in its own process (--no-reco
 precomputed reply, so the server is not what is measured):
 
 - `256`: MT-Bench-101 judge-only (3615 judgments), concurrency 256, 200 ms latency,
-  against a plain aiohttp loop (one ClientSession, a semaphore, json.dumps / json.loads)
-  sending the same 3615 requests. Goal <= 1.3x (issue 21; issue 14 asked 1.5x).
+  against a plain aiohttp loop (`plain_loop.py`: one ClientSession, a semaphore,
+  json.dumps / json.loads) sending the same 3615 requests. Goal <= 1.3x (issue 21; issue
+  14 asked 1.5x).
 - `32`: the same 3615 judgments at concurrency 32, 50 ms, against a bare AsyncOpenAI loop
   (the SDK's own floor, as in mt_bench_101_judge_overhead.py). Goal <= 1.10x.
 - `1280`: MT-Bench judge-only, 8 answer files (1280 judgments), concurrency 32, 50 ms,
-  against its ideal N*L/C = 2.0 s. Goal <= 1.3x. The plain aiohttp loop sending the same
-  1280 requests runs beside it: what any Python client reaches against this server here.
+  against its ideal N*L/C = 2.0 s. Goal <= 1.3x (issue 14). The plain aiohttp loop sending
+  the same 1280 requests runs beside it: what any Python client reaches against this server
+  here; issue 21's goal is <= 1.3x of it.
 - `realistic` (only when asked): the same 1280 judgments at concurrency 64 against a judge
   that answers in 2 s, as real judges do (ideal 40 s): with `--baseline-src`, what a
   client-side tuning saves where it matters.
@@ -30,7 +32,6 @@ script fails. The load average is printed with each configuration.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -54,51 +55,13 @@ from turnbench.testing.fake_server import spawn
 REPLY = "The answer is adequate. Rating: [[7]]"
 
 
-# -- the plain aiohttp loop (runs in its own process; imports only aiohttp) ---------------
-async def _aiohttp_loop(requests_file: Path, base_url: str, concurrency: int) -> int:
-    import aiohttp
-
-    bodies = [json.loads(line) for line in requests_file.read_text("utf-8").splitlines()]
-    semaphore = asyncio.Semaphore(concurrency)
-    url = base_url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-
-        async def one(messages: list[dict]) -> str:
-            body = json.dumps(
-                {
-                    "model": JUDGE_MODEL,
-                    "messages": messages,
-                    "n": 1,
-                    "temperature": 0.0,
-                    "max_tokens": 2048,
-                }
-            ).encode()
-            async with semaphore, session.post(url, data=body, headers=headers) as response:
-                reply = json.loads(await response.read())
-            return reply["choices"][0]["message"]["content"] or ""
-
-        replies = await asyncio.gather(*(one(m) for m in bodies))
-    return sum(1 for reply in replies if "[[" in reply)
-
-
 def run_aiohttp(
     requests: Path, base_url: str, concurrency: int, env: dict[str, str], n: int
 ) -> tuple[float, float]:
-    wall, cpu, done = timed(
-        [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--aiohttp-loop",
-            str(requests),
-            "--base-url",
-            base_url,
-            "--concurrency",
-            str(concurrency),
-        ],
-        env,
-    )
+    """The plain loop (`plain_loop.py`, a script of its own) in a child process."""
+    script = Path(__file__).resolve().parent / "plain_loop.py"
+    command = [sys.executable, str(script), str(requests), base_url, str(concurrency)]
+    wall, cpu, done = timed([*command, JUDGE_MODEL], env)
     if done.returncode != 0 or done.stdout.strip() != str(n):
         raise SystemExit(f"aiohttp loop failed ({done.returncode}): {done.stderr[-2000:]}")
     return wall, cpu
@@ -199,9 +162,11 @@ def compare(
     *,
     benchmark: str = "mt-bench-101",
     goal_to_ideal: bool = False,
+    floor_goal: float | None = None,
 ) -> None:
     """Rounds of turnbench (and the baseline checkout) against a floor; `goal_to_ideal`:
-    the goal is a ratio to the ideal N*L/C, and the floor is shown beside it."""
+    the goal is a ratio to the ideal N*L/C, and the floor is shown beside it; `floor_goal`:
+    a second goal, as a ratio to the floor."""
     with tempfile.TemporaryDirectory(prefix="tb-request-path-") as tmp:
         workdir = Path(tmp)
         sides = {"turnbench": compiled_env(env, REPO / "src")}
@@ -256,6 +221,12 @@ def compare(
         f"  turnbench ratio to the {'ideal' if goal_to_ideal else 'floor'} {ratio:.3f}"
         f"  (goal <= {goal}: {'OK' if ratio <= goal else 'ABOVE'})"
     )
+    if floor_goal is not None:
+        to_floor = statistics.median(walls["turnbench"]) / floor_wall
+        print(
+            f"  turnbench ratio to the floor {to_floor:.3f}"
+            f"  (goal <= {floor_goal}: {'OK' if to_floor <= floor_goal else 'ABOVE'})"
+        )
     print(flush=True)
 
 
@@ -269,13 +240,7 @@ def main() -> None:
         type=Path,
         default=Path(os.environ.get("TURNBENCH_DATA_DIR", REPO.parent / "shared" / "data")),
     )
-    parser.add_argument("--aiohttp-loop", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--base-url", help=argparse.SUPPRESS)
-    parser.add_argument("--concurrency", type=int, default=256, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.aiohttp_loop is not None:
-        print(asyncio.run(_aiohttp_loop(args.aiohttp_loop, args.base_url, args.concurrency)))
-        return
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
     env["TURNBENCH_DATA_DIR"] = str(args.data_dir.resolve())
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
@@ -283,10 +248,10 @@ def main() -> None:
         compare("C=256 L=200ms", "plain aiohttp loop", run_aiohttp, 256, 0.2, 1.3, args, env)
     if args.only in (None, "32"):
         compare("C=32 L=50ms", "bare AsyncOpenAI", run_bare, 32, 0.05, 1.10, args, env)
-    if args.only in (None, "1280"):
+    if args.only in (None, "1280"):  # issue 14: x1.3 of the ideal; issue 21: of the plain loop
         compare(
             "MT-Bench 8 files C=32 L=50ms", "plain aiohttp loop", run_aiohttp, 32, 0.05, 1.3,
-            args, env, benchmark="mt-bench", goal_to_ideal=True,
+            args, env, benchmark="mt-bench", goal_to_ideal=True, floor_goal=1.3,
         )  # fmt: skip
     if args.only == "realistic":  # judges answer in seconds: what tuning the client is worth
         compare(
