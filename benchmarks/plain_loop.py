@@ -17,7 +17,6 @@ STARTED = time.perf_counter()
 
 import asyncio  # noqa: E402  (after the clock: the imports are part of what is timed)
 import json  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import aiohttp  # noqa: E402
@@ -52,11 +51,19 @@ async def send_all(requests_file: Path, base_url: str, concurrency: int, model: 
 
 
 def main() -> None:
-    requests, base_url, concurrency, model, *rest = sys.argv[1:]
-    rated = asyncio.run(send_all(Path(requests), base_url, int(concurrency), model))
-    if rest[:1] == ["--marks"]:
+    import argparse  # (not counted as the loop's imports: a bare client needs none)
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("requests", type=Path, help="JSONL: one array of messages a line")
+    parser.add_argument("base_url")
+    parser.add_argument("concurrency", type=int)
+    parser.add_argument("model")
+    parser.add_argument("--marks", type=Path, help="Write the imports' and whole time here.")
+    args = parser.parse_args()
+    rated = asyncio.run(send_all(args.requests, args.base_url, args.concurrency, args.model))
+    if args.marks is not None:
         marks = {"imports": IMPORTED, "exit": time.perf_counter() - STARTED}
-        Path(rest[1]).write_text(json.dumps(marks), "utf-8")
+        args.marks.write_text(json.dumps(marks), "utf-8")
     print(rated)
 
 

@@ -44,3 +44,27 @@ def test_harness_overhead_runs_through_the_real_runner():
     done = _run(str(SCRIPTS_DIR / "harness_overhead.py"), "--requests", "40", "--rounds", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "turnbench runner:" in done.stdout and "runner / bare (wall):" in done.stdout
+
+
+def test_the_plain_loop_floor_sends_every_request(tmp_path):
+    """The floor of judge_request_path.py and judge_phases.py: every request answered and
+    counted, and its marks written (imports before the whole)."""
+    import json
+
+    from turnbench.testing.fake_server import spawn
+
+    requests = tmp_path / "requests.jsonl"
+    messages = [[{"role": "user", "content": f"question {n}"}] for n in range(5)]
+    requests.write_text("".join(json.dumps(m) + "\n" for m in messages), "utf-8")
+    server, base_url = spawn(0.0, tmp_path, "--fixed-reply", "Rating: [[7]]")
+    try:
+        marks = tmp_path / "marks.json"
+        done = _run(str(SCRIPTS_DIR / "plain_loop.py"), str(requests), base_url, "2", "judge",
+                    "--marks", str(marks))  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "5"
+    found = json.loads(marks.read_text("utf-8"))
+    assert 0 < found["imports"] < found["exit"]
