@@ -191,18 +191,20 @@ class RunRecords:
             return
         self.index.merge(part.index)
         for sample, asked in part.questions.items():
-            mine = self.questions.setdefault(sample, {})
-            for turn, question in asked.items():
-                mine.setdefault(turn, question)
+            self._remember(sample, asked.items())
         self.warnings.extend(part.warnings)
 
     def _add(self, record: LogRecord, offset: int, length: int) -> None:
         self.index.add(record, offset, length)
         if isinstance(record, AnswerRecord) and record.messages and record.arm is None:
-            asked = self.questions.setdefault(str(record.sample_id), {})
             users = [m["content"] for m in record.messages if m.get("role") == "user"]
-            for turn, question in enumerate(users, start=1):
-                asked.setdefault(turn, question)
+            self._remember(str(record.sample_id), enumerate(users, start=1))
+
+    def _remember(self, sample: str, asked: Iterable[tuple[int, str]]) -> None:
+        """Keep the questions of `sample`'s turns; a turn's first question seen stays."""
+        known = self.questions.setdefault(sample, {})
+        for turn, question in asked:
+            known.setdefault(turn, question)
 
     @classmethod
     def later_part(cls, path: Path, start: int) -> RunRecords:
