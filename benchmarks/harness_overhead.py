@@ -23,7 +23,8 @@ from pathlib import Path
 from turnbench.backends.openai_compat import OpenAICompatBackend
 from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks.base import JudgeTask, Sample, Turn
-from turnbench.engine.runner import RunContext, execute
+from turnbench.engine.context import RunContext
+from turnbench.engine.execute import execute
 from turnbench.journal.logindex import JudgmentDone
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.formats import standard_format

@@ -78,7 +78,7 @@ def mt_bench_answers(
     from turnbench.benchmarks import benchmark_class
     from turnbench.benchmarks.base import BenchmarkSettings
     from turnbench.benchmarks.datafiles import DataLocator
-    from turnbench.engine.dialogue import earlier_pairs
+    from turnbench.engine.history import earlier_pairs
 
     source_path = data_dir / "mt_bench/model_answer/alpaca-13b.jsonl"
     source = source_path.read_text("utf-8")

@@ -70,7 +70,7 @@ def write_inputs(data_dir: Path, workdir: Path) -> tuple[Path, Path, int]:
     from turnbench.benchmarks import benchmark_class
     from turnbench.benchmarks.base import BenchmarkSettings
     from turnbench.benchmarks.datafiles import DataLocator
-    from turnbench.engine.dialogue import earlier_pairs
+    from turnbench.engine.history import earlier_pairs
 
     cls = benchmark_class("mt-bench-101")
     files = DataLocator(data_dir, allow_download=False).require_files(cls.name, cls.data_files())

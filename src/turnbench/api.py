@@ -26,7 +26,7 @@ from typing import Any
 from turnbench.benchmarks.base import Benchmark
 from turnbench.benchmarks.options import option_flags
 from turnbench.benchmarks.recorded import named_benchmark
-from turnbench.engine.dialogue import Estimate
+from turnbench.engine.estimate import Estimate
 from turnbench.engine.progress import Progress
 from turnbench.errors import UserError
 from turnbench.options import EvalOptions, JudgeOption, build_options

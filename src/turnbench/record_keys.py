@@ -40,17 +40,30 @@ def _key(*parts: Any) -> str:
     return "[" + ",".join(map(_part, parts)) + "]"
 
 
-def answer_key(model: str, sample_id: SampleId, turn: int, arm: str | None = None) -> str:
-    """One answer; `arm` (a stress arm, `--perturb`) is a last part only when given, so the
-    unperturbed run's keys are what they always were."""
+def step_key(*path: Any) -> str:
+    """The key of any step: the JSON array of its path (its kind, then the fields that name
+    it). Every key of a log is one of these; the functions below fix each kind's path."""
+    return _key(*path)
+
+
+def answer_key(
+    model: str, sample_id: SampleId, turn: int, arm: str | None = None, trial: int | None = None
+) -> str:
+    """One answer (one step of the model under test); `arm` (a stress arm, `--perturb`) and
+    `trial` (one of several runs of the same conversation) are last parts only when given,
+    so the keys of a run with neither are what they always were."""
+    if trial is not None:
+        return _key("answer", model, sample_id, turn, arm, trial)
     if arm is None:
         return _key("answer", model, sample_id, turn)
     return _key("answer", model, sample_id, turn, arm)
 
 
-def user_turn_key(model: str, sample_id: SampleId, turn: int) -> str:
+def user_turn_key(model: str, sample_id: SampleId, turn: int, trial: int | None = None) -> str:
     """One user turn of a simulated conversation with `model` (it depends on the model's
-    earlier answers, so each model has its own)."""
+    earlier answers, so each model has its own); `trial` as for `answer_key`."""
+    if trial is not None:
+        return _key("user_turn", model, sample_id, turn, trial)
     return _key("user_turn", model, sample_id, turn)
 
 
@@ -112,7 +125,7 @@ def game_key(
 def record_key(record: AnswerRecord | JudgmentRecord) -> str:
     """The key of the work a record finished, from its own fields."""
     if isinstance(record, AnswerRecord):
-        return answer_key(record.model, record.sample_id, record.turn, record.arm)
+        return answer_key(record.model, record.sample_id, record.turn, record.arm, record.trial)
     pair = record.pair_models()
     if pair is not None:
         order = record.game_order()
@@ -141,7 +154,7 @@ def legacy_key(record: AnswerRecord | JudgmentRecord) -> str:
     """The key a schema-1 log wrote for this record (`|`-joined, ambiguous for names with
     `|`). Used only to check that an old record's key belongs to its fields. A stress
     arm's record has no such older form: its own key."""
-    if record.arm is not None:
+    if record.arm is not None or getattr(record, "trial", None) is not None:
         return record_key(record)
     if isinstance(record, AnswerRecord):
         return f"answer|{record.model}|{record.sample_id}|{record.turn}"

@@ -24,9 +24,12 @@ from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
-from turnbench.engine.dialogue import Estimate, Work
+from turnbench.engine.budget import Budget
+from turnbench.engine.context import RunContext
+from turnbench.engine.estimate import Estimate
+from turnbench.engine.execute import RunOutcome, execute
 from turnbench.engine.progress import Progress
-from turnbench.engine.runner import Budget, RunContext, RunOutcome, execute
+from turnbench.engine.work import Work
 from turnbench.errors import FatalBackendError, UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
@@ -407,7 +410,7 @@ class Session:
 
         versions = dict(work.prompt_versions())
         if user is not None and user.settings.strict:
-            from turnbench.engine.runner import USER_REASK_LABEL
+            from turnbench.engine.context import USER_REASK_LABEL
 
             versions["user_reask"] = USER_REASK_LABEL
         if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):

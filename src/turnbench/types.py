@@ -243,7 +243,11 @@ class AnswerRecord(BaseModel):
     origin: Literal["generated", "imported"] = "generated"
     text: str
     raw_text: str | None = None  # set when text was cleaned (e.g. <think> removed)
+    #: the request: whole, or (with `after`) only the messages this step appended to the
+    #: request and reply of the step `after` names (`engine.history.rebuild`)
     messages: list[Message] | None = None
+    after: str | None = None  # the key of the step this request continues (its thread)
+    trial: int | None = None  # which of several runs of the same conversation (None: one)
     params: dict[str, Any] = Field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -282,7 +286,11 @@ class UserTurnRecord(BaseModel):
     text: str
     revealed: list[int] = Field(default_factory=list)
     user: str | None = None  # the user model's spec (origin "user-model")
-    messages: list[Message] | None = None  # what the user model was sent
+    #: what the user model was sent: whole, or (with `after`) what this turn appended to
+    #: the user model's request and reply of the turn `after` names
+    messages: list[Message] | None = None
+    after: str | None = None
+    trial: int | None = None  # which of several runs of the same conversation (None: one)
     outputs: list[str] = Field(default_factory=list)  # its replies (the first, then re-asks)
     problems: list[str] = Field(default_factory=list)  # simulator-quality problems found
     #: the user ended the conversation with this turn: "goal_met" or "abandoned" (a reply

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
+from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer
 from turnbench.testing.simulated_fakes import GOAL, PERSONA, SCENARIOS
 from turnbench.testing.simulated_fakes import scenario_judge as judge_reply
@@ -43,7 +44,8 @@ def command(model: FakeServer, user: FakeServer, judge: FakeServer, path: Path, 
 
 def log(out: Path, kind: str) -> list[dict[str, Any]]:
     lines = (out / "log.jsonl").read_text("utf-8").splitlines()
-    return [r for r in map(json.loads, lines) if r["kind"] == kind]
+    records = with_whole_requests(map(json.loads, lines))  # (requests whole: journal.threads)
+    return [r for r in records if r["kind"] == kind]
 
 
 def test_a_persona_scenario_and_what_each_role_received(env, tmp_path):

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, run_cli, shared_data_dir
+from turnbench.journal.threads import with_whole_requests
 from turnbench.testing import stress_fakes
 from turnbench.testing.fake_server import FakeServer
 
@@ -76,7 +77,9 @@ def read_results(out: Path) -> dict[str, Any]:
 
 
 def log(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "log.jsonl").read_text("utf-8").splitlines()]
+    """The log's records, requests whole (`journal.threads`)."""
+    lines = (out / "log.jsonl").read_text("utf-8").splitlines()
+    return with_whole_requests(json.loads(line) for line in lines)
 
 
 def excludes_zero(block: dict[str, Any]) -> bool:
@@ -319,6 +322,20 @@ def test_bad_stress_flags_are_refused_before_anything_is_written(env, tmp_path, 
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_the_arms_refuse_a_conversation_made_at_run_time(env, tmp_path):
+    """A simulated user makes the history as the conversation goes: no exchange exists to
+    perturb before the model is asked, so --perturb is one clear error (it used to be
+    accepted and silently ignored), before anything is written."""
+    out = tmp_path / "sim"
+    args = [*UNREACHABLE_RUN, str(out), "--perturb", "distractor"]
+    args[args.index("mt-bench")] = "lost-in-conversation-translation"
+    done = run_cli(args, env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--perturb needs a fixed history" in done.stderr
+    assert "lost-in-conversation-translation" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
 
 
 def test_a_bad_planted_answer_file_is_reported_with_its_lines(env, tmp_path):

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
+from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer
 from turnbench.testing.simulated_fakes import (
     Translator,
@@ -51,7 +52,8 @@ def args(server: FakeServer, out: Path, *extra: str) -> list[str]:
 
 def records(out: Path, kind: str) -> list[dict[str, Any]]:
     lines = (out / "log.jsonl").read_text("utf-8").splitlines()
-    return [r for r in map(json.loads, lines) if r["kind"] == kind]
+    records = with_whole_requests(map(json.loads, lines))  # (requests whole: journal.threads)
+    return [r for r in records if r["kind"] == kind]
 
 
 def test_degradation_against_a_perfect_but_forgetful_model(env, tmp_path, data_dir):

@@ -179,8 +179,8 @@ def test_the_guarded_request_is_rebuilt_from_its_record(env, tmp_path, two_answe
     """The record keeps the boundary's nonce: the exact request can be rendered again."""
     from turnbench.benchmarks.base import BenchmarkSettings
     from turnbench.benchmarks.mt_bench import BENCHMARK
-    from turnbench.engine.dialogue import earlier_pairs
     from turnbench.engine.guarded import guarded_judge_tasks
+    from turnbench.engine.history import earlier_pairs
 
     server = FakeServer().start()
     try:

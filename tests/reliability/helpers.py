@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from turnbench.journal.threads import with_whole_requests
 
 MODEL = "model-under-test"  # the model name the fake server sees
 JUDGE = "judge-model"
@@ -108,11 +109,13 @@ def log_lines(out: Path) -> list[str]:
 
 
 def read_log(out: Path) -> list[dict[str, Any]]:
-    """Every record of a log that must be whole: each line parses, the file ends in a newline."""
+    """Every record of a log that must be whole: each line parses, the file ends in a newline.
+    A record that keeps only what its step appended to a thread gets its whole request back
+    (`journal.threads`), so it compares with what the server received."""
     path = out / "log.jsonl"
     data = path.read_bytes()
     assert data.endswith(b"\n"), "the log does not end with a newline"
-    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+    return with_whole_requests(json.loads(line) for line in data.decode("utf-8").splitlines())
 
 
 def read_log_tolerant(out: Path) -> list[dict[str, Any]]:
@@ -124,7 +127,7 @@ def read_log_tolerant(out: Path) -> list[dict[str, Any]]:
             records.append(json.loads(line))
         except json.JSONDecodeError:
             assert number == len(lines), f"line {number} of {len(lines)} is unreadable"
-    return records
+    return with_whole_requests(records)
 
 
 def finished(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

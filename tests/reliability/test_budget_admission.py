@@ -10,7 +10,9 @@ import pytest
 
 from turnbench.backends.base import BackendStats
 from turnbench.benchmarks.base import JudgeTask, Sample, Turn
-from turnbench.engine.runner import Budget, RunContext, execute
+from turnbench.engine.budget import Budget
+from turnbench.engine.context import RunContext
+from turnbench.engine.execute import execute
 from turnbench.errors import RequestFailedError
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.formats import standard_format

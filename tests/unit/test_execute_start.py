@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.engine.runner import START_SLICE, Budget, RunContext, execute
+from turnbench.engine.budget import Budget
+from turnbench.engine.context import RunContext
+from turnbench.engine.execute import START_SLICE, execute
 from turnbench.journal.runlog import RunLog
 
 

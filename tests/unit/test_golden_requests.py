@@ -25,8 +25,9 @@ from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFEREN
 from turnbench.benchmarks.mt_bench_101 import MTBench101
 from turnbench.benchmarks.mt_bench_101.data import DIALOGUES
 from turnbench.benchmarks.mt_bench_101.data import JUDGE_PROMPTS as JUDGE_TEXTS
-from turnbench.engine.dialogue import Work
-from turnbench.engine.runner import RunContext, execute
+from turnbench.engine.context import RunContext
+from turnbench.engine.execute import execute
+from turnbench.engine.work import Work
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.types import Completion, Message, RequestParams, SamplingConfig

@@ -12,7 +12,7 @@ from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import AnswerSet, BenchmarkSettings
 from turnbench.benchmarks.mt_bench_101.benchmark import MTBench101, select_dialogues
 from turnbench.benchmarks.mt_bench_101.data import DIALOGUES, JUDGE_PROMPTS, Dialogue
-from turnbench.engine.dialogue import Work
+from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.types import SamplingConfig

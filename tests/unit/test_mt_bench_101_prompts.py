@@ -18,7 +18,7 @@ import pytest
 from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.mt_bench_101 import MTBench101
 from turnbench.benchmarks.mt_bench_101.data import DIALOGUES, JUDGE_PROMPTS, Dialogue
-from turnbench.engine.dialogue import earlier_pairs
+from turnbench.engine.history import earlier_pairs
 from turnbench.types import SamplingConfig
 
 # Whitespace around (stripped by the reference), braces and slot names inside (kept verbatim).

@@ -15,7 +15,7 @@ from turnbench.benchmarks.mt_bench_101.scoring import (
     score_tables,
     stratified_bootstrap_ci,
 )
-from turnbench.engine.dialogue import Work
+from turnbench.engine.work import Work
 from turnbench.journal.config import RunConfig
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import judgment_key

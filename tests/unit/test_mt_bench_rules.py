@@ -5,7 +5,7 @@ import pytest
 from turnbench.benchmarks.base import BenchmarkSettings, Sample, Turn, select_first
 from turnbench.benchmarks.mt_bench.benchmark import MTBench, answer_temperature
 from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, Question
-from turnbench.engine.dialogue import earlier_pairs
+from turnbench.engine.history import earlier_pairs
 from turnbench.types import SamplingConfig
 
 

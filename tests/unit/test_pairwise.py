@@ -12,7 +12,7 @@ from turnbench.benchmarks.mt_bench import MTBench
 from turnbench.benchmarks.mt_bench.data import JUDGE_PROMPTS, QUESTIONS, REFERENCES, JudgePrompt
 from turnbench.benchmarks.mt_bench.data import Question as MTQuestion
 from turnbench.benchmarks.mt_bench.prompts import pair_prompt_name, render_pairwise_judgment
-from turnbench.engine.dialogue import Work
+from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.journal.config import RunConfig
 from turnbench.judging.judge import JudgeSettings

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.engine.runner import Budget, RunContext
+from turnbench.engine.budget import Budget
+from turnbench.engine.context import RunContext
 from turnbench.journal.runlog import RunLog
 from turnbench.samples import Sample
 

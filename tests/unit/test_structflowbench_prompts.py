@@ -18,7 +18,7 @@ from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.structflowbench import StructFlowBench
 from turnbench.benchmarks.structflowbench.data import DIALOGUES, JUDGE_PROMPT
 from turnbench.benchmarks.structflowbench.extract import judge_prompt_json
-from turnbench.engine.dialogue import earlier_pairs
+from turnbench.engine.history import earlier_pairs
 from turnbench.errors import UserError
 from turnbench.types import SamplingConfig
 

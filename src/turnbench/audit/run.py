@@ -48,8 +48,9 @@ from turnbench.backends.retry import RetryPolicy
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.engine.context import RunContext
+from turnbench.engine.execute import RunOutcome, execute
 from turnbench.engine.progress import Progress
-from turnbench.engine.runner import RunContext, RunOutcome, execute
 from turnbench.errors import ConfigDriftError, UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, describe_differences
 from turnbench.journal.runlog import RunLog, config_record

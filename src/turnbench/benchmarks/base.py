@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
@@ -46,6 +46,9 @@ from turnbench.samples import UserAsk as UserAsk
 from turnbench.samples import UserTurn as UserTurn
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import Message, RequestParams, SamplingConfig
+
+if TYPE_CHECKING:
+    from turnbench.engine.drivers import Driver, WorkSpec
 
 ParserTable = Mapping[VerdictKind, Mapping[ParserMode, str]]
 
@@ -297,6 +300,14 @@ class Benchmark(ABC):
     #: the history a later turn is asked with: "golden" (the dataset's answers to earlier
     #: turns) or "self" (the model's own); a benchmark whose option chooses overrides it
     history: History = "golden"
+
+    def driver(self, work: WorkSpec) -> Driver:
+        """The driver of this benchmark's conversations (`turnbench.engine.drivers`): by
+        default the one of its `history`. A benchmark with another kind of conversation
+        (an agent with tools, say) returns its own."""
+        from turnbench.engine.drivers import BY_HISTORY  # (readers of finished runs never run one)
+
+        return BY_HISTORY[self.history](work)
 
     # -- asking the model ------------------------------------------------------------------
     def answer_params(self, sample: Sample) -> RequestParams:

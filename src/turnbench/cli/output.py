@@ -10,7 +10,7 @@ from turnbench.benchmarks import Benchmark, benchmark_class
 from turnbench.benchmarks.base import generic_table
 from turnbench.cli.terminal import RESUMABLE, cell, counts_line, draw_table, render_pairwise, shown
 from turnbench.cli.terminal import console as make_console
-from turnbench.engine.dialogue import Estimate
+from turnbench.engine.estimate import Estimate
 from turnbench.errors import UserError
 
 

@@ -20,8 +20,8 @@ from typing import Any
 from turnbench.benchmarks.base import Benchmark
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions, Reader
-from turnbench.engine.dialogue import Work
-from turnbench.engine.runner import RunContext
+from turnbench.engine.context import RunContext
+from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record

@@ -567,7 +567,7 @@ class LogIndex:
     def _user_turn(self, record: UserTurnRecord, offset: int, length: int) -> None:
         """A simulated user's turn: done under its key once its key names its fields and
         its usage is sound (else left out, and made again on resume)."""
-        key = user_turn_key(record.model, record.sample_id, record.turn)
+        key = user_turn_key(record.model, record.sample_id, record.turn, record.trial)
         problem = (
             f"its key {record.key!r} does not name its fields"
             if record.key != key

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from turnbench import SCHEMA_VERSION, __version__
 from turnbench.benchmarks.base import JudgedTurn, Sample
-from turnbench.engine.dialogue import Game, Work
+from turnbench.engine.plan import NO_REQUEST, Game
+from turnbench.engine.work import Work
 from turnbench.journal.config import RunConfig
 from turnbench.journal.logindex import (
     AnswerDone,
@@ -509,7 +510,6 @@ class LogView:
         self.invalid = self.index.invalid
         #: (model, judge, repeat, arm) -> items
         self.judged: dict[tuple[str, str, int, str | None], list[JudgedTurn]] = {}
-        self.planned: list[tuple[Sample, int, str | None]] | None = None
 
     def judgment(self, key: str) -> JudgmentDone | None:
         record = self.done.get(key)
@@ -618,7 +618,7 @@ def judged_turns(
     done = view.done
     with_text = work.benchmark.needs_answer_text
     simulated = work.benchmark.history == "simulated"
-    for sample, turn, criterion in planned_items(work, view):
+    for sample, turn, criterion in work.plan.items:
         answer = view.answer(model, sample.id, turn, read=with_text, arm=arm)
         answered_as = done.get(answer_key(model, sample.id, turn, arm))
         if answer is None and simulated and arm is None:  # the user ended before this turn
@@ -679,22 +679,8 @@ ENDED_BEFORE_START_REASON = (
 )
 
 
-NO_REQUEST = object()  # a judged turn without judge requests (only deterministic checks)
 #: the one column of a run with no judge: its items are all NO_REQUEST, scored from answers
 NO_JUDGE = ""
-
-
-def planned_items(work: Work, view: LogView) -> list[tuple[Sample, int, Any]]:
-    """(sample, turn, criterion) of every planned judgment of one model, in plan order; a
-    judged turn without judge requests appears once, with NO_REQUEST as its criterion."""
-    if view.planned is None:
-        view.planned = [
-            (sample, turn, criterion)
-            for sample in work.benchmark.samples
-            for turn in sample.judged_turns()
-            for criterion in (work._criteria(sample, turn) or [NO_REQUEST])
-        ]
-    return view.planned
 
 
 def _judged(

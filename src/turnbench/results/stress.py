@@ -28,7 +28,7 @@ from turnbench.stats.scoring import wilson_interval
 from turnbench.types import SampleId
 
 if TYPE_CHECKING:
-    from turnbench.engine.dialogue import Work
+    from turnbench.engine.work import Work
 
 NO_GROUP = "(none)"
 WILSON = "Wilson score interval (95%) over the arm's answers"
