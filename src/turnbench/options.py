@@ -7,6 +7,7 @@ temperatures, the answer token limit) are `None` here and resolved by the benchm
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +30,32 @@ class JudgeOption(BaseModel):
     spec: str
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleFields:
+    """Where one role's flag family lands in `EvalOptions` (`cli.flags.role_flags` declares
+    the flags, the session reads the values: one definition for both)."""
+
+    role: str
+    spec: str
+    base_url: str
+    api_key_env: str
+    temperature: str
+    max_tokens: str
+    concurrency: str
+
+    @classmethod
+    def of(cls, role: str) -> RoleFields:
+        return cls(
+            role,
+            f"{role}_model",
+            f"{role}_base_url",
+            f"{role}_api_key_env",
+            f"{role}_temperature",
+            f"{role}_max_tokens",
+            f"{role}_concurrency",
+        )
 
 
 @dataclass(config=ConfigDict(extra="forbid"))

@@ -18,7 +18,7 @@ import typer
 
 from turnbench.benchmarks.options import option_flags
 from turnbench.errors import UserError
-from turnbench.options import JudgeOption
+from turnbench.options import JudgeOption, RoleFields
 from turnbench.textio import NestingError, json_problem, loads_json
 from turnbench.types import MAX_TOKEN_LIMIT
 
@@ -39,6 +39,31 @@ class Flag:
 
 def _opt(*decls: str, **kwargs: Any) -> Any:
     return typer.Option(*decls, **kwargs)
+
+
+def role_flags(
+    role: str, who: str, *, spec_help: str, commands: frozenset[str], max_tokens: int = 512
+) -> tuple[Flag, ...]:
+    """The flag family of a role that a driver asks besides the model and its judges (the
+    simulated user: `--user-model`, `--user-base-url`, ...), from one definition: its
+    `EvalOptions` fields are `ROLE_model`, `ROLE_base_url`, ... (`options.RoleFields`)."""
+    fields = RoleFields.of(role)
+    flag = "--" + role.replace("_", "-")
+    return (
+        Flag(fields.spec, str | None, None, _opt(f"{flag}-model", help=spec_help), commands),
+        Flag(fields.base_url, list[str] | None, None, _opt(f"{flag}-base-url", help=f"The "
+             f"{who}'s endpoint (default: $OPENAI_BASE_URL or OpenAI); repeat it for "
+             "replicas."), commands),
+        Flag(fields.api_key_env, str | None, None, _opt(f"{flag}-api-key-env", help="Variable "
+             f"holding the {who}'s API key."), commands),
+        Flag(fields.temperature, float | None, None, _opt(f"{flag}-temperature", min=0.0,
+             help=f"The {who}'s temperature (default 1)."), commands),
+        Flag(fields.max_tokens, int, max_tokens, _opt(f"{flag}-max-tokens", min=1,
+             max=MAX_TOKEN_LIMIT, help=f"Token limit of a {who}'s turn."), commands),
+        Flag(fields.concurrency, str | None, None, _opt(f"{flag}-concurrency",
+             help=f"{who.capitalize()} requests in flight, a number or auto (default: "
+             "--concurrency)."), commands),
+    )  # fmt: skip
 
 
 FLAGS: tuple[Flag, ...] = (
@@ -69,20 +94,14 @@ FLAGS: tuple[Flag, ...] = (
          cli_only=True),
     Flag("judge_api_key_env", list[str] | None, None, _opt("--judge-api-key-env", help="Variable "
          "holding the judge's API key; applies to the --judge it follows."), cli_only=True),
-    Flag("user_model", str | None, None, _opt("--user-model", help="The simulated user: a "
-         "model that writes the user's turns (scenarios with a persona and a goal; sharded "
-         "turns in its own words), e.g. openai/NAME or local/smollm2."), frozenset({RUN})),
-    Flag("user_base_url", list[str] | None, None, _opt("--user-base-url", help="The user "
-         "model's endpoint (default: $OPENAI_BASE_URL or OpenAI); repeat it for replicas."),
-         frozenset({RUN})),
-    Flag("user_api_key_env", str | None, None, _opt("--user-api-key-env", help="Variable "
-         "holding the user model's API key."), frozenset({RUN})),
-    Flag("user_temperature", float | None, None, _opt("--user-temperature", min=0.0,
-         help="The user model's temperature (default 1)."), frozenset({RUN})),
-    Flag("user_max_tokens", int, 512, _opt("--user-max-tokens", min=1, max=MAX_TOKEN_LIMIT,
-         help="Token limit of a user model's turn."), frozenset({RUN})),
-    Flag("user_concurrency", str | None, None, _opt("--user-concurrency", help="User model "
-         "requests in flight, a number or auto (default: --concurrency)."), frozenset({RUN})),
+    *role_flags(
+        "user",
+        "user model",
+        spec_help="The simulated user: a model that writes the user's turns (scenarios with a "
+        "persona and a goal; sharded turns in its own words), e.g. openai/NAME or "
+        "local/smollm2.",
+        commands=frozenset({RUN}),
+    ),
     Flag("strict_user", bool, False, _opt("--strict-user", help="Re-ask the user model when "
          "its turn breaks a rule (reveals several shards, invents one, answers itself, "
          "switches roles); results count such turns either way."), frozenset({RUN})),

@@ -39,8 +39,8 @@ from turnbench.types import (
 )
 
 if TYPE_CHECKING:
+    from turnbench.backends.roles import UserSettings
     from turnbench.engine.batching import BatchQueue
-    from turnbench.judging.config import UserSettings
     from turnbench.judging.formats import ReplyFormat
     from turnbench.judging.judge import Judge
     from turnbench.judging.reask import JudgeOutcome

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from turnbench.backends.roles import UserSettings
 from turnbench.errors import ConfigDriftError, RunDirectoryError, UserError
-from turnbench.judging.config import UserSettings
 from turnbench.judging.judge import JudgeSettings
 from turnbench.types import SamplingConfig
 

@@ -1,11 +1,11 @@
-"""One configuration per role, from the flag to the request.
+"""The judges of a command, from their flags to their roles.
 
 A judge is given on the command line (or in the API) as a `JudgeOption` (its spec and
 endpoints) and the judge flags every judge of the command shares (`JudgeChoices`).
-`build_judges` turns them, once, into a `JudgeConfig` per judge: the parsed spec, what
-identifies its judgments (`JudgeSettings`, recorded in the run's configuration) and how it
-is reached (`BackendOptions`). `run`, `judge` and `audit-judge` all build their judges here;
-nothing re-joins them by position later. `ModelConfig` is the same for the model under test.
+`build_judges` turns them, once, into a `JudgeConfig` per judge: a role
+(`backends.roles.RoleConfig`) named by its spec, whose settings identify its judgments
+(`JudgeSettings`, recorded in the run's configuration). `run`, `judge` and `audit-judge`
+all build their judges here; nothing re-joins them by position later.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from turnbench.backends.options import BackendOptions
 from turnbench.backends.providers import parse_model_spec
 from turnbench.backends.retry import RetryPolicy
+from turnbench.backends.roles import RoleConfig
 from turnbench.errors import UserError
 from turnbench.judging.judge import JudgeSettings
 from turnbench.options import Concurrency, JudgeOption
-from turnbench.specs import ModelSpec
 from turnbench.types import SamplingConfig
 
 
@@ -44,58 +42,15 @@ class JudgeChoices:
 
 
 @dataclass(frozen=True)
-class JudgeConfig:
-    """One judge: its parsed spec, what identifies its judgments, how it is reached."""
+class JudgeConfig(RoleConfig):
+    """One judge as a role: named by its spec, its `settings` what identifies its
+    judgments (`JudgeSettings`, recorded in the run's configuration)."""
 
-    model_spec: ModelSpec
-    settings: JudgeSettings
-    backend: BackendOptions
+    settings: JudgeSettings = None  # type: ignore[assignment]
 
     @property
     def id(self) -> str:
         return self.settings.id
-
-    @property
-    def spec(self) -> str:
-        return self.settings.spec
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """The model under test: its parsed spec, how it is asked, how it is reached."""
-
-    model_spec: ModelSpec
-    sampling: SamplingConfig
-    backend: BackendOptions
-
-    @property
-    def spec(self) -> str:
-        return str(self.model_spec)
-
-
-class UserSettings(BaseModel):
-    """What identifies a simulated user's turns (recorded in the run's configuration: a
-    resumed run with another user model or other settings is refused)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    spec: str
-    sampling: SamplingConfig
-    strict: bool = False  # --strict-user: re-ask when a turn breaks a rule
-
-
-@dataclass(frozen=True)
-class UserConfig:
-    """The simulated user (a third role beside the model and the judge): its parsed spec,
-    what identifies its turns, how it is reached."""
-
-    model_spec: ModelSpec
-    settings: UserSettings
-    backend: BackendOptions
-
-    @property
-    def spec(self) -> str:
-        return str(self.model_spec)
 
 
 def build_judges(given: Sequence[JudgeOption], choices: JudgeChoices) -> list[JudgeConfig]:
@@ -128,7 +83,15 @@ def build_judges(given: Sequence[JudgeOption], choices: JudgeChoices) -> list[Ju
             token_param=choices.token_param,
             policy=choices.policy,
         )
-        judges.append(JudgeConfig(spec, settings, backend))
+        judges.append(
+            JudgeConfig(
+                name=settings.id,
+                model_spec=spec,
+                backend=backend,
+                sampling=sampling,
+                settings=settings,
+            )
+        )
     specs = [judge.spec for judge in judges]
     if len(set(specs)) != len(specs):
         raise UserError(f"the same --judge is given twice ({', '.join(specs)})")

@@ -83,9 +83,7 @@ class SelfHistory:
         for job in plan.jobs:
             sample = job.sample
             own = {t: filler for t in range(1, len(sample.turns) + 1)}
-            size_turns(
-                self.work, sizing, sample, own, sample.asked_turns(), sample.judged_turns()
-            )
+            size_turns(self.work, sizing, sample, own, sample.asked_turns(), sample.judged_turns())
 
     def notes(self) -> list[str]:
         return []

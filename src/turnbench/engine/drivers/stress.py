@@ -157,9 +157,7 @@ class StressArms:
         for arm in self.work.arms:
             for sample in self.work.benchmark.samples:
                 own = {t: filler for t in range(1, len(sample.turns) + 1)}
-                size_turns(
-                    self.work, sizing, sample, own, arm.answered(sample), arm.items(sample)
-                )
+                size_turns(self.work, sizing, sample, own, arm.answered(sample), arm.items(sample))
 
     def notes(self) -> list[str]:
         return self.inner.notes()
