@@ -67,6 +67,19 @@ def user_turn_key(model: str, sample_id: SampleId, turn: int, trial: int | None 
     return _key("user_turn", model, sample_id, turn)
 
 
+def tool_step_key(
+    model: str, sample_id: SampleId, turn: int, trial: int | None = None, call: int = 0
+) -> str:
+    """A local step (a tool call a driver ran) of the conversation with `model`: the
+    `call`-th of the model's step `turn`."""
+    return _key("step", model, sample_id, turn, trial, call)
+
+
+def sample_key(model: str, sample_id: SampleId, trial: int | None = None) -> str:
+    """The finished sample (a whole conversation) of `model`, as its driver scored it."""
+    return _key("sample", model, sample_id, trial)
+
+
 def config_key(started: float, invocation: str) -> str:
     """One invocation's config record: when it started and a random id (two invocations can
     start in the same millisecond)."""

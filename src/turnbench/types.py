@@ -248,6 +248,8 @@ class AnswerRecord(BaseModel):
     messages: list[Message] | None = None
     after: str | None = None  # the key of the step this request continues (its thread)
     trial: int | None = None  # which of several runs of the same conversation (None: one)
+    #: the tool calls the reply made (an agent's step), in OpenAI's message shape
+    tool_calls: list[dict[str, Any]] | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -302,6 +304,52 @@ class UserTurnRecord(BaseModel):
     latency_s: float = 0.0
     endpoints: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+class StepRecord(BaseModel):
+    """A step of a conversation that is no model's request: a tool a driver runs itself.
+    Logged the moment it ran, so a resumed conversation reads its output back and never
+    runs it again (a tool over a database replays the logged calls on a fresh copy).
+
+    `turn` is the step's place in the conversation (the model's step that called it),
+    `name` and `arguments` the call as the model made it, `output` what the step returned
+    (what the model is shown)."""
+
+    kind: Literal["step"] = "step"
+    key: str
+    model: str  # the model under test the conversation is with
+    sample_id: SampleId
+    turn: int
+    trial: int | None = None
+    group: str | None = None
+    call: int = 0  # which of the calls the step `turn` made (a model may make several)
+    name: str
+    call_id: str | None = None
+    arguments: str = ""
+    output: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+class SampleRecord(BaseModel):
+    """One finished sample (a whole conversation), as its driver scored it: how it ended,
+    its score, and the benchmark's typed explanation (`detail`). Written once the
+    conversation can go no further; a benchmark may add top-level keys of its own (kept as
+    written: the record allows extra fields)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["sample"] = "sample"
+    key: str
+    model: str
+    sample_id: SampleId
+    trial: int | None = None
+    group: str | None = None
+    score: float | None = None
+    ended: str | None = None  # how the conversation ended (the user's stop, a tool, a limit)
+    steps: int = 0
+    detail: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
 
 
@@ -475,4 +523,6 @@ LogRecord = (
     | BatchRecord
     | EndRecord
     | UserTurnRecord
+    | StepRecord
+    | SampleRecord
 )

@@ -442,6 +442,27 @@ class Benchmark(ABC):
             },
         )
 
+    def aggregate_samples(self, scored: Sequence[ScoredSample]) -> ScoreTables:
+        """The score tables of a benchmark whose driver scores whole samples (a
+        conversation's outcome: `SampleRecord`), for one model: by default the mean score of
+        the scored samples with a bootstrap interval over samples (the trials of a sample
+        together), and the mean of each group as `by_<group_kind>`."""
+        done = [(item.sample, item.score) for item in scored if item.score is not None]
+        groups = list(dict.fromkeys(sample.group for sample in self.samples))
+        clusters: dict[object, list[float]] = {}
+        for sample, score in done:
+            clusters.setdefault(sample.id, []).append(score)
+        interval = bootstrap_mean_ci(list(clusters.values()))
+        return GroupTables(
+            overall=mean(score for _, score in done),
+            overall_ci95=list(interval) if interval is not None else None,
+            group_kind=self.group_kind,
+            by_group={
+                group: mean(score for sample, score in done if sample.group == group)
+                for group in groups
+            },
+        )
+
     def results_header(self) -> dict[str, Any]:
         """Keys shown right after `benchmark`/`model`/`judge`/`complete` (e.g. options;
         `header_model` documents them), before the `aggregate` tables."""
@@ -477,3 +498,17 @@ class JudgedTurn:
     answer: str | None = None
     #: the answer ended inside an unclosed <think> block: "failed", not judged, no score
     unclosed_think: bool = False
+
+
+@dataclass(frozen=True)
+class ScoredSample:
+    """One planned sample a driver scores as a whole (`trial` of several), as the log has
+    it: "scored" once its `SampleRecord` is logged (its score, how it ended, and the
+    benchmark's typed explanation `detail`), else "pending"."""
+
+    sample: Sample
+    trial: int | None
+    status: Literal["scored", "pending"]
+    score: float | None = None
+    ended: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)

@@ -21,10 +21,17 @@ from turnbench.backends.base import Backend
 from turnbench.engine.budget import Budget, Ledger, Stage
 from turnbench.engine.costs import CostMeter
 from turnbench.engine.estimate import chars
+from turnbench.engine.history import Thread, reply_message
 from turnbench.engine.judgment_records import SAME_REQUEST, judge_requests, judgment_record
 from turnbench.engine.progress import Progress
 from turnbench.errors import AttemptRefusedError, RequestFailedError
-from turnbench.journal.logindex import AnswerDone, JudgmentDone, UserTurnDone
+from turnbench.journal.logindex import (
+    AnswerDone,
+    JudgmentDone,
+    SampleDone,
+    StepDone,
+    UserTurnDone,
+)
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.cleaning import UNCLOSED_THINK, clean_answer
 from turnbench.types import (
@@ -34,6 +41,8 @@ from turnbench.types import (
     JudgmentRecord,
     Message,
     RequestParams,
+    SampleRecord,
+    StepRecord,
     Usage,
     UserTurnRecord,
 )
@@ -249,19 +258,49 @@ class RunContext:
         params: RequestParams,
         arm: str | None = None,
         meta: Mapping[str, object] | None = None,
-        after: str | None = None,
-        kept: list[Message] | None = None,
         trial: int | None = None,
+        thread: Thread | None = None,
     ) -> AnswerRecord | AnswerDone | None:
         """The answer to one turn: the logged one, else one requested now (live, or in the
         model's provider batch with --model-batch). `.text` is the cleaned answer. `arm`:
-        the stress arm it is asked in, `meta` what its record keeps of the arm. `after` and
-        `kept`: the step this request continues and the messages its record keeps (a
-        `history.Thread`'s; the whole request when not given).
+        the stress arm it is asked in, `meta` what its record keeps of the arm. With a
+        `thread` (the model's side of a growing conversation) the record keeps only what
+        this request appended to it, and the thread goes on with the answer.
 
         Two callers asking for the same key at once (a stress arm needs the answer another
         sample's job is asking for) share the one request: the second gets its answer or its
         error; if the first caller is cancelled, the second asks for the answer itself."""
+        record = await self._shared_answer(
+            key=key,
+            model=model,
+            sample=sample,
+            turn=turn,
+            messages=messages,
+            params=params,
+            arm=arm,
+            meta=meta,
+            trial=trial,
+            thread=thread,
+        )
+        if record is not None and thread is not None:
+            thread.logged(key, messages, reply_message(record.text, record.tool_calls))
+        return record
+
+    async def _shared_answer(
+        self,
+        *,
+        key: str,
+        model: str,
+        sample: Sample,
+        turn: int,
+        messages: list[Message],
+        params: RequestParams,
+        arm: str | None,
+        meta: Mapping[str, object] | None,
+        trial: int | None,
+        thread: Thread | None,
+    ) -> AnswerRecord | AnswerDone | None:
+        """The answer of `key`, asked once however many callers want it at once."""
         while True:
             cached = self.done.get(key)
             if isinstance(cached, AnswerDone):
@@ -289,9 +328,8 @@ class RunContext:
                 params=params,
                 arm=arm,
                 meta=meta,
-                after=after,
-                kept=kept,
                 trial=trial,
+                thread=thread,
             )
         except asyncio.CancelledError:
             future.cancel()
@@ -316,10 +354,10 @@ class RunContext:
         params: RequestParams,
         arm: str | None,
         meta: Mapping[str, object] | None,
-        after: str | None = None,
-        kept: list[Message] | None = None,
         trial: int | None = None,
+        thread: Thread | None = None,
     ) -> AnswerRecord | None:
+        after, kept = thread.appended(messages) if thread is not None else (None, messages)
         worst = self.costs.worst_answer(messages, params) if self.costs else 0.0
         about = About(model, sample, turn, arm=arm, trial=trial)
         completion: Completion | None = None
@@ -340,7 +378,7 @@ class RunContext:
             text=text,
             raw_text=completion.text if text != completion.text else None,
             meta={**(meta or {}), **({UNCLOSED_THINK: True} if cleaned.unclosed_think else {})},
-            messages=messages if kept is None else kept,
+            messages=kept,
             after=after,
             trial=trial,
             params=completion.sent_params,
@@ -428,17 +466,36 @@ class RunContext:
         sample: Sample,
         turn: int,
         ask: UserAsk,
-        after: str | None = None,
-        kept: list[Message] | None = None,
         trial: int | None = None,
-    ) -> UserTurnRecord | None:
-        """A user turn written by the user model now, logged at once; None when its request
-        failed (a failure record; the conversation stops there and a resume asks again).
-        `after` and `kept`: as for `answer`.
+        thread: Thread | None = None,
+    ) -> UserTurnRecord | UserTurnDone | None:
+        """The user turn of `key`: the logged one, else written by the user model now and
+        logged at once; None when its request failed (a failure record; the conversation
+        stops there and a resume asks again). `thread`: the user model's side of the
+        conversation, as for `answer`.
 
         With --strict-user a turn that breaks a rule (`UserTurn.problems`) is asked again,
         the reply and the rule it broke in the request, up to MAX_USER_REASKS times; the
         last one is kept either way, with its problems, and every reply is in `outputs`."""
+        logged = self.logged_user_turn(key)
+        record = logged or await self._request_user_turn(
+            key=key, model=model, sample=sample, turn=turn, ask=ask, trial=trial, thread=thread
+        )
+        if record is not None and thread is not None:
+            thread.logged(key, ask.messages, reply_message(record.text, None))
+        return record
+
+    async def _request_user_turn(
+        self,
+        *,
+        key: str,
+        model: str,
+        sample: Sample,
+        turn: int,
+        ask: UserAsk,
+        trial: int | None,
+        thread: Thread | None,
+    ) -> UserTurnRecord | None:
         role = self.roles.get("user")
         settings: UserSettings | None = role.settings if role is not None else None
         if role is None or role.backend is None or settings is None:
@@ -474,6 +531,7 @@ class RunContext:
                 ]
         if call.failed or made is None:
             return None
+        after, kept = thread.appended(ask.messages) if thread is not None else (None, ask.messages)
         usage = Usage()
         for completion in completions:
             usage = usage + completion.usage
@@ -487,7 +545,7 @@ class RunContext:
             text=made.text,
             revealed=list(made.revealed),
             user=settings.spec,
-            messages=ask.messages if kept is None else kept,
+            messages=kept,
             after=after,
             trial=trial,
             outputs=[completion.text for completion in completions],
@@ -501,6 +559,30 @@ class RunContext:
             meta={**ask.meta, **made.meta, "reasks": len(completions) - 1},
         )
         self.ledger.commit(record, "user", usage)
+        return record
+
+    # -- local steps and finished samples --------------------------------------------------
+    def logged_step(self, key: str) -> StepDone | None:
+        """The local step (a tool call a driver ran) the log holds under `key`, or None."""
+        cached = self.done.get(key)
+        return cached if isinstance(cached, StepDone) else None
+
+    def record_step(self, record: StepRecord) -> StepRecord:
+        """Log a local step the moment it ran, before the conversation goes on: a resumed
+        conversation reads its output back (`logged_step`) and never runs it again."""
+        self.log.append(record)
+        return record
+
+    def logged_sample(self, key: str) -> SampleDone | None:
+        """The finished sample the log holds under `key`, or None."""
+        cached = self.done.get(key)
+        return cached if isinstance(cached, SampleDone) else None
+
+    def record_sample(self, record: SampleRecord) -> SampleRecord:
+        """Log a finished sample as its driver scored it (results read these: a driver
+        whose plan lists `scored` samples)."""
+        self.log.append(record)
+        self.progress.advance("samples")
         return record
 
     # -- judgments -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from turnbench.journal.logindex import AnswerDone
 from turnbench.judging.cleaning import UNCLOSED_THINK
@@ -49,6 +50,16 @@ def with_user_turns(sample: Sample, texts: Sequence[str]) -> Sample:
         for number, spec in enumerate(sample.turns)
     )
     return replace(sample, turns=turns)
+
+
+def reply_message(text: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
+    """The message a logged step's reply adds to its thread: the text it kept (an answer's
+    cleaned text, a user turn's text) and the tool calls it made (`journal.threads` reads
+    a log back the same way)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or ""}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message  # type: ignore[return-value]
 
 
 @dataclass

@@ -63,6 +63,9 @@ class Plan:
     items: list[tuple[Sample, int, Any]] = field(default_factory=list)
     #: the pairwise games (pairwise judging only)
     games: list[Game] = field(default_factory=list)
+    #: samples a driver scores as a whole, (sample, trial): results read each one's
+    #: `SampleRecord` (a conversation whose outcome is computed, not judged turn by turn)
+    scored: list[tuple[Sample, int | None]] = field(default_factory=list)
 
     def key_count(self) -> dict[str, int]:
         return {stage: len(keys) for stage, keys in self.keys.items()}

@@ -37,6 +37,8 @@ from turnbench.record_keys import (
     key_matches,
     legacy_key,
     record_key,
+    sample_key,
+    tool_step_key,
     user_turn_key,
     with_legacy_fields,
 )
@@ -51,6 +53,8 @@ from turnbench.types import (
     LogRecord,
     NotAScore,
     SampleId,
+    SampleRecord,
+    StepRecord,
     Usage,
     UserTurnRecord,
 )
@@ -183,6 +187,8 @@ class AnswerDone:
     offset: int = -1  # where its line starts in the log (readers fetch the record again)
     length: int = 0
     arm: str | None = None  # a stress arm's answer (readers of the unperturbed run skip it)
+    #: the tool calls the reply made (an agent's step: the conversation goes on with them)
+    tool_calls: list[dict[str, Any]] | None = None
 
     def same_text(self, text: str) -> bool:
         return self.digest == text_digest(text)
@@ -258,7 +264,45 @@ class UserTurnDone:
     length: int = 0
 
 
-Done = AnswerDone | JudgmentDone | UserTurnDone
+@_pickled_by_fields
+@dataclass(slots=True, eq=False)
+class StepDone:
+    """A local step (a tool a driver ran) as the index keeps it: its output, which a
+    resumed conversation reads back instead of running the step again."""
+
+    kind: ClassVar[str] = "step"
+    key: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    trial: int | None
+    name: str
+    arguments: str
+    output: str
+    offset: int = -1
+    length: int = 0
+
+
+@_pickled_by_fields
+@dataclass(slots=True, eq=False)
+class SampleDone:
+    """A finished sample (a whole conversation) as its driver scored it."""
+
+    kind: ClassVar[str] = "sample"
+    key: str
+    model: str
+    sample_id: SampleId
+    trial: int | None
+    group: str | None
+    score: float | None
+    ended: str | None
+    steps: int
+    detail: dict[str, Any] = field(default_factory=dict)
+    offset: int = -1
+    length: int = 0
+
+
+Done = AnswerDone | JudgmentDone | UserTurnDone | StepDone | SampleDone
 
 
 GROUP_META_KEYS = ("category", "task")
@@ -289,6 +333,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         finish_reason=record.finish_reason,
         unclosed_think=bool(record.meta.get(UNCLOSED_THINK)),
         arm=record.arm,
+        tool_calls=record.tool_calls,
     )
 
 
@@ -512,6 +557,9 @@ class LogIndex:
         if isinstance(record, UserTurnRecord):
             self._user_turn(record, offset, length)
             return
+        if isinstance(record, StepRecord | SampleRecord):
+            self._step(record, offset, length)
+            return
         if isinstance(record, AttemptRecord):
             totals = self.unanswered.get(record.role)
             if totals is None:
@@ -560,6 +608,52 @@ class LogIndex:
             if isinstance(record, AnswerRecord)
             else judgment_done(record, key)
         )
+        if offset >= 0:
+            done.offset, done.length = offset, length
+        self.done[key] = done
+
+    def _step(self, record: StepRecord | SampleRecord, offset: int, length: int) -> None:
+        """A local step or a finished sample: done under its key once its key names its
+        fields and its numbers are sound (else left out, and done again on resume)."""
+        done: StepDone | SampleDone
+        if isinstance(record, StepRecord):
+            key = tool_step_key(
+                record.model, record.sample_id, record.turn, record.trial, record.call
+            )
+            done = StepDone(
+                key=key,
+                model=record.model,
+                sample_id=record.sample_id,
+                turn=record.turn,
+                trial=record.trial,
+                name=record.name,
+                arguments=record.arguments,
+                output=record.output,
+            )
+        else:
+            key = sample_key(record.model, record.sample_id, record.trial)
+            done = SampleDone(
+                key=key,
+                model=record.model,
+                sample_id=record.sample_id,
+                trial=record.trial,
+                group=record.group,
+                score=record.score,
+                ended=record.ended,
+                steps=record.steps,
+                detail=dict(record.detail),
+            )
+        problem = None
+        if record.key != key:
+            problem = f"its key {record.key!r} does not name its fields"
+        elif isinstance(record, SampleRecord) and not _finite(record.score):
+            problem = "a non-finite score"
+        if problem is not None:
+            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
+            return
+        self.failures.pop(key, None)
+        if self.cleared is not None:
+            self.cleared.add(key)
         if offset >= 0:
             done.offset, done.length = offset, length
         self.done[key] = done

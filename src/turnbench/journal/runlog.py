@@ -48,6 +48,8 @@ from turnbench.types import (
     FailureRecord,
     JudgmentRecord,
     LogRecord,
+    SampleRecord,
+    StepRecord,
     UserTurnRecord,
 )
 
@@ -62,6 +64,8 @@ _RECORD_TYPES = {
     "batch": BatchRecord,
     "end": EndRecord,
     "user_turn": UserTurnRecord,
+    "step": StepRecord,
+    "sample": SampleRecord,
 }
 
 Warn = Callable[[str], None]
@@ -97,7 +101,9 @@ _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
         | AttemptRecord
         | BatchRecord
         | EndRecord
-        | UserTurnRecord,
+        | UserTurnRecord
+        | StepRecord
+        | SampleRecord,
         Field(discriminator="kind"),
     ]
 )
@@ -281,6 +287,24 @@ def _claims_config(raw: bytes) -> bool:
     return bool(_CLAIMS_CONFIG.search(raw))
 
 
+#: what a record kind may be called (a kind outside it is damage, not a newer record)
+_KIND_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def _unknown_kind(raw: bytes) -> str | None:
+    """The kind of a whole, well-formed JSON record whose `kind` this version does not know
+    (a newer version's record: readers ignore it), else None (damage, or a known kind whose
+    fields are wrong: reported as unreadable)."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if not isinstance(kind, str) or kind in _RECORD_TYPES or not _KIND_NAME.fullmatch(kind):
+        return None
+    return kind
+
+
 def _identity_error(path: Path, number: int, raw: bytes) -> RunDirectoryError:
     why = (
         "it starts with a UTF-8 byte order mark (was the file saved by an editor?)"
@@ -317,6 +341,7 @@ class _Scanner:
         self.seen_config = False
         self.size = 0  # bytes read
         self.last_byte = b""
+        self.unknown: dict[str, int] = {}  # records of kinds this version does not know
 
     def scan(self, fd: int, start: int = 0, end: int | None = None) -> _Scanner:
         """Read the lines from byte `start` to `end` (default: the end of the file); both
@@ -356,6 +381,12 @@ class _Scanner:
             raise _os_error(self.path, "read", error) from None
         if pending:
             self._line(b"".join(pending), offset, is_last=True)
+        if self.unknown and self.warn:
+            counted = ", ".join(f"{count} {kind!r}" for kind, count in sorted(self.unknown.items()))
+            self.warn(
+                f"{self.path}: ignored records of kinds this version of turnbench does not "
+                f"know ({counted}); a newer version wrote them"
+            )
         return self
 
     def _line(self, raw: bytes, start: int, *, is_last: bool) -> None:
@@ -366,6 +397,10 @@ class _Scanner:
         try:
             record = parse_record_bytes(raw)
         except (ValueError, ValidationError, UnicodeDecodeError):
+            kind = _unknown_kind(raw)
+            if kind is not None:  # a record a newer turnbench wrote: ignored, said once
+                self.unknown[kind] = self.unknown.get(kind, 0) + 1
+                return
             if is_last:  # no newline after it: the writer died mid-line; nothing follows it
                 self.torn_at = start
                 if self.warn:

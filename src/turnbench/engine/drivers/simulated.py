@@ -62,22 +62,17 @@ class SimulatedUser:
                     break  # (a reply that is only the end marker is not sent)
                 texts.append(user.text)
                 live = with_user_turns(sample, texts)
-                key = answer_key(model, sample.id, turn)
-                messages = benchmark.answer_messages(live, turn, pairs)
-                after, kept = answers.appended(messages)
                 record = await ctx.answer(
-                    key=key,
+                    key=answer_key(model, sample.id, turn),
                     model=model,
                     sample=live,
                     turn=turn,
-                    messages=messages,
+                    messages=benchmark.answer_messages(live, turn, pairs),
                     params=benchmark.answer_params(sample),
-                    after=after,
-                    kept=kept,
+                    thread=answers,
                 )
                 if record is None:  # never send a failed answer onward
                     break
-                answers.logged(key, messages, {"role": "assistant", "content": record.text or ""})
                 last = record
                 earlier = list(pairs)
                 pairs.append((user.text, record.text or ""))
@@ -123,21 +118,17 @@ class SimulatedUser:
             return logged
         # (for a logged turn too: its request, so that the user model's thread goes on)
         made = self.work.benchmark.user_turn(sample, turn, earlier)
-        if logged is not None:
-            if isinstance(made, UserAsk):
-                thread.logged(key, made.messages, {"role": "assistant", "content": logged.text})
-            return logged
-        if made is None:
+        if logged is None and made is None:
             return None
-        if not isinstance(made, UserAsk):
+        if logged is None and not isinstance(made, UserAsk):
+            assert made is not None
             return ctx.record_user_turn(key=key, model=model, sample=sample, turn=turn, made=made)
-        after, kept = thread.appended(made.messages)  # the user model writes it
-        record = await ctx.ask_user(
-            key=key, model=model, sample=sample, turn=turn, ask=made, after=after, kept=kept
+        if not isinstance(made, UserAsk):  # (logged by the user model, now a template's)
+            return logged
+        # the user model writes it (or wrote it: the logged turn, its thread followed)
+        return await ctx.ask_user(
+            key=key, model=model, sample=sample, turn=turn, ask=made, thread=thread
         )
-        if record is not None:
-            thread.logged(key, made.messages, {"role": "assistant", "content": record.text})
-        return record
 
     def _judge_at_end(
         self,

@@ -40,10 +40,8 @@ async def ask_turn(
     if arm is not None:
         earlier, shown = arm.histories(sample, turn, earlier, given or {})
     messages = benchmark.answer_messages(sample, turn, earlier)
-    key = answer_key(model, sample.id, turn, None if arm is None else arm.kind)
-    after, kept = thread.appended(messages) if thread is not None else (None, None)
     record = await ctx.answer(
-        key=key,
+        key=answer_key(model, sample.id, turn, None if arm is None else arm.kind),
         model=model,
         sample=sample,
         turn=turn,
@@ -51,13 +49,10 @@ async def ask_turn(
         params=benchmark.answer_params(sample),
         arm=None if arm is None else arm.kind,
         meta=None if arm is None else {"perturbation": arm.record(sample)},
-        after=after,
-        kept=kept,
+        thread=thread,
     )
     if record is None:
         return None
-    if thread is not None:
-        thread.logged(key, messages, {"role": "assistant", "content": record.text or ""})
     return shown, record.text or "", cut_off(record)
 
 
