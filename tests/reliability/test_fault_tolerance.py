@@ -3,6 +3,7 @@ retries are bounded by count and by time, and what finally fails is retried next
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import time
@@ -11,7 +12,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from tenacity import Future, RetryCallState
 
 from tests.conftest import run_cli
 from tests.reliability.helpers import (
@@ -30,8 +30,14 @@ from tests.reliability.helpers import (
     scores,
 )
 from turnbench.backends.openai_compat import TransientError
-from turnbench.backends.retry import RetryPolicy, parse_retry_after
-from turnbench.backends.sdk_calls import BackoffWait
+from turnbench.backends.retry import (
+    GaveUp,
+    RetryPolicy,
+    backoff_delay,
+    parse_retry_after,
+    run_with_retries,
+)
+from turnbench.errors import RequestFailedError
 from turnbench.testing.fake_server import (
     FAULTS,
     SOFT_FAULTS,
@@ -310,23 +316,52 @@ def test_retry_after_http_date():
 
 def test_server_waits_are_capped_and_backoff_is_jittered():
     policy = RetryPolicy(initial_wait=1.0, max_wait=60.0)
-    wait = BackoffWait(policy)
-
-    def state(error: Exception | None, attempt: int) -> RetryCallState:
-        call = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
-        call.attempt_number = attempt
-        call.outcome = Future(attempt)
-        if error is not None:
-            call.outcome.set_exception(error)
-        else:
-            call.outcome.set_result(None)
-        return call
-
-    assert wait(state(TransientError("429", retry_after=3600.0), 1)) == 60.0  # capped
-    assert wait(state(TransientError("429", retry_after=0.5), 1)) == 0.5
-    waits = [wait(state(TransientError("503"), 4)) for _ in range(200)]
+    assert backoff_delay(policy, 1, retry_after=3600.0) == 60.0  # capped
+    assert backoff_delay(policy, 1, retry_after=0.5) == 0.5
+    waits = [backoff_delay(policy, 4) for _ in range(200)]
     assert all(0.0 <= w <= 8.0 for w in waits)  # full jitter within 1 s x 2^3
     assert len(set(waits)) > 100
+
+
+def test_the_sdk_paths_retry_by_the_same_policy_and_give_up_in_time():
+    """The Anthropic and batch clients retry through `retry.run_with_retries` (the one
+    retry layer): a transient error is retried, the last attempt's error is the one given
+    up with, and a request that cannot succeed keeps its attempt count."""
+    policy = RetryPolicy(max_attempts=3, initial_wait=0.001, max_wait=0.001)
+    calls: list[int] = []
+
+    async def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise TransientError(f"503 number {len(calls)}")
+        return "ok"
+
+    assert asyncio.run(run_with_retries(flaky, policy)) == ("ok", 3)
+
+    async def always() -> str:
+        calls.append(1)
+        raise TransientError(f"503 number {len(calls)}")
+
+    calls.clear()
+    with pytest.raises(GaveUp) as gave_up:
+        asyncio.run(run_with_retries(always, policy))
+    assert gave_up.value.attempts == 3 and str(gave_up.value) == "503 number 3"
+
+    async def refused() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransientError("429", retry_after=0.0)
+        raise RequestFailedError("HTTP 400: bad request", 1)
+
+    calls.clear()
+    with pytest.raises(RequestFailedError) as failed:
+        asyncio.run(run_with_retries(refused, policy))
+    assert failed.value.attempts == 2
+    patient = RetryPolicy(max_attempts=100, max_total_seconds=0.05, initial_wait=0.02)
+    calls.clear()
+    with pytest.raises(GaveUp):
+        asyncio.run(run_with_retries(always, patient))
+    assert len(calls) < 100  # the total time, not the attempts, ended it
 
 
 def test_fake_server_length_fault_cuts_the_reply():

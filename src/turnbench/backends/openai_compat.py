@@ -228,10 +228,7 @@ class OpenAICompatBackend:
                             self.stats.retrying += 1
                         delay = self._delay(error, state)
                         spent = time.monotonic() - (state.first_sent or started)
-                        if (
-                            state.counted >= self._policy.max_attempts
-                            or spent + delay >= self._policy.max_total_seconds
-                        ):
+                        if self._policy.gives_up(state.counted, spent, delay):
                             self.stats.failures += 1
                             raise RequestFailedError(
                                 f"{self.spec}: gave up after {state.sent} attempts: {message}",

@@ -7,13 +7,19 @@ by total time, exponential backoff with full jitter, and a server's Retry-After 
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import math
 import random
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+from turnbench.errors import RequestFailedError
+
+T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -77,6 +83,11 @@ class RetryPolicy:
     initial_wait: float = 1.0
     max_wait: float = 60.0
     request_timeout: float = 600.0
+
+    def gives_up(self, counted: int, spent: float, delay: float) -> bool:
+        """Whether a request stops retrying: its `counted` attempts are all it may make, or
+        waiting `delay` more seconds would take it past its total time (`spent` so far)."""
+        return counted >= self.max_attempts or spent + delay >= self.max_total_seconds
 
     @classmethod
     def from_flags(cls, flags: RetryFlags) -> RetryPolicy:
@@ -160,3 +171,50 @@ def parse_duration(raw: str | None) -> float | None:
             return None
         value = sum(float(number) * _UNIT[unit] for number, unit in parts)
     return value if math.isfinite(value) and value >= 0 else None
+
+
+class GaveUp(Exception):
+    """The retry budget is spent; carries the last transient error and the attempt count."""
+
+    def __init__(self, last: TransientError, attempts: int) -> None:
+        super().__init__(last.message)
+        self.last = last
+        self.attempts = attempts
+
+
+async def run_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    on_retry: Callable[[], None] | None = None,
+    congestion_is_free: bool = False,
+) -> tuple[T, int]:
+    """Call `attempt` until it returns, raises something other than `TransientError`, or the
+    policy's budget is spent (`RetryPolicy.gives_up`), which raises `GaveUp`.
+
+    Returns the result and the number of attempts made (also set on a RequestFailedError
+    raised by `attempt`). No backoff sleep begins past the policy's deadline. With
+    `congestion_is_free` (--concurrency auto) an attempt refused for congestion does not
+    count against `max_attempts`: rate limiting costs time (still bounded by the deadline),
+    never the item. The HTTP backend's own loop (`openai_compat`) keeps its endpoint slot
+    through a congestion backoff, so it runs its attempts itself, by the same policy.
+    """
+    attempts = counted = 0
+    started = time.monotonic()
+    while True:
+        attempts += 1
+        counted += 1
+        if attempts > 1 and on_retry is not None:
+            on_retry()
+        try:
+            return await attempt(), attempts
+        except TransientError as error:
+            if congestion_is_free and error.congestion:
+                counted -= 1
+            delay = backoff_delay(policy, counted, error.retry_after)
+            if policy.gives_up(counted, time.monotonic() - started, delay):
+                raise GaveUp(error, attempts) from None
+        except RequestFailedError as error:
+            error.attempts = attempts  # a request that cannot succeed still cost these attempts
+            raise
+        await asyncio.sleep(delay)
