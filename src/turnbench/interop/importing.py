@@ -28,6 +28,7 @@ from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.results.build import build_results, timing
+from turnbench.results.shapes import results_json
 from turnbench.store.resultsfile import write_results
 from turnbench.types import JudgmentRecord, SamplingConfig
 
@@ -175,8 +176,10 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
         finished = log.end_invocation("finished")
         log.sync()
         notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
-        results = build_results(
-            work, config, log.records, when=timing(log.records, finished), notes=notes
+        results = results_json(
+            build_results(
+                work, config, log.records, when=timing(log.records, finished), notes=notes
+            )
         )
         write_results(log.directory, results)
     return results

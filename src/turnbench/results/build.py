@@ -21,6 +21,12 @@ from turnbench.results.logview import LogView
 from turnbench.results.pairwise import pairwise_results
 from turnbench.results.samples import sample_results
 from turnbench.results.shapes import RESULTS_ADAPTER as RESULTS_ADAPTER
+from turnbench.results.shapes import (
+    JudgeOnlyResults,
+    PairwiseResults,
+    ResultsModel,
+    SingleRunResults,
+)
 from turnbench.results.shapes import ResultsFile as ResultsFile
 from turnbench.results.shapes import results_schema as results_schema
 from turnbench.results.single import model_results, panel_items
@@ -55,7 +61,7 @@ def build_results(
     prices: Any = None,
     log_path: Path | None = None,
     warnings: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> ResultsModel:
     """The results object of a run, validated against its typed shape. `records`: the log's
     index (what a run holds) or its records; `prices`: a PriceTable (default: the shipped
     table) for the dollars under `usage`; `log_path`: the log, for answer texts the index
@@ -139,8 +145,14 @@ def build_results(
         )
         if len(models) >= 2:
             results["ranking"] = single_grading_ranking(work, config, view)
-    RESULTS_ADAPTER.validate_python(results)
-    return results
+    shape: type[ResultsModel] = (
+        PairwiseResults
+        if work.pairwise
+        else SingleRunResults
+        if config.mode == "run"
+        else JudgeOnlyResults
+    )
+    return shape.model_validate(results)
 
 
 def _add_length(

@@ -20,9 +20,7 @@ def scored_samples(work: Work, view: LogView, model: str) -> list[ScoredSample]:
     for sample, trial in work.plan.scored:
         done = view.done.get(sample_key(model, sample.id, trial))
         if isinstance(done, SampleDone):
-            items.append(
-                ScoredSample(sample, trial, "scored", done.score, done.ended, done.detail)
-            )
+            items.append(ScoredSample(sample, trial, "scored", done.score, done.ended, done.detail))
         else:
             items.append(ScoredSample(sample, trial, "pending"))
     return items

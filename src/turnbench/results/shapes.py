@@ -256,7 +256,14 @@ class PairwiseResults(RunInfo):
 
 
 ResultsFile = SingleRunResults | JudgeOnlyResults | PairwiseResults
+ResultsModel = SingleRunResults | JudgeOnlyResults | PairwiseResults
 RESULTS_ADAPTER: TypeAdapter[ResultsFile] = TypeAdapter(ResultsFile)
+
+
+def results_json(results: ResultsModel) -> dict[str, Any]:
+    """What results.json holds of a results model: every key it was built with and no
+    other (a default nobody set stays out, as it always has)."""
+    return results.model_dump(mode="json", exclude_unset=True)
 
 
 def results_schema() -> dict[str, Any]:

@@ -306,8 +306,9 @@ class Session:
         if warning:
             notes["judge_warning"] = warning
         from turnbench.results.build import build_results, timing
+        from turnbench.results.shapes import results_json
 
-        results = build_results(
+        typed = build_results(
             prepared.work,
             prepared.config,
             log.index,
@@ -318,6 +319,7 @@ class Session:
             prices=prepared.prices,
             warnings=self.warnings,
         )
+        results = results_json(typed)
         write_results(log.directory, results)
         digest = None
         if inputs is not None and status == "finished" and results.get("complete"):
@@ -333,6 +335,7 @@ class Session:
             message=outcome.message,
             exit_code=exit_code(results, outcome),
             warnings=self.warnings,
+            model=typed,
         )
         if cancelled:
             raise asyncio.CancelledError

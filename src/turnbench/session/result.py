@@ -39,6 +39,9 @@ class RunResult:
     # the files hold what they hold); `pending_hint` then says why it is pending
     resumable: bool = True
     pending_hint: str | None = None
+    #: the results as their typed model, as they were built (`results` is what results.json
+    #: holds of it); None when they were read back from a file
+    model: Any = field(default=None, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -50,8 +53,10 @@ class RunResult:
 
     def typed(self) -> Any:
         """The results as their pydantic model (SingleRunResults, JudgeOnlyResults or
-        PairwiseResults)."""
-        from turnbench.results.build import RESULTS_ADAPTER
+        PairwiseResults): the one they were built as, else read back from `results`."""
+        if self.model is not None:
+            return self.model
+        from turnbench.results.shapes import RESULTS_ADAPTER
 
         return RESULTS_ADAPTER.validate_python(self.results)
 
