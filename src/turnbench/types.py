@@ -1,12 +1,14 @@
 """Shared data shapes: messages, completions and the records of a run log.
 
-Messages stay plain dicts (what every OpenAI-compatible client sends); everything that
+Messages stay plain dicts (what every OpenAI-compatible client sends): a union of system,
+user, assistant (with optional tool calls) and tool-result messages. Everything that
 crosses a boundary (the log, results, config) is a pydantic model so a malformed record is
 caught where it enters.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Annotated, Any, Literal
@@ -21,12 +23,96 @@ from pydantic import (
     WithJsonSchema,
     WrapValidator,
 )
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 
-class Message(TypedDict):
-    role: str
+class ToolFunctionCall(TypedDict):
+    name: str
+    arguments: str  # the JSON text of the arguments, as the model wrote it
+
+
+class ToolCallPart(TypedDict):
+    """One tool call of an assistant message, in OpenAI's shape (every backend translates
+    it to and from its provider's)."""
+
+    id: str
+    type: Literal["function"]
+    function: ToolFunctionCall
+
+
+class SystemMessage(TypedDict):
+    role: Literal["system"]
     content: str
+
+
+class UserMessage(TypedDict):
+    role: Literal["user"]
+    content: str
+
+
+class AssistantMessage(TypedDict):
+    """The assistant's reply: its text ("" when it only called tools) and the tool calls
+    it made, if any."""
+
+    role: Literal["assistant"]
+    content: str
+    tool_calls: NotRequired[list[ToolCallPart]]
+
+
+class ToolMessage(TypedDict):
+    """What a tool returned, for the call `tool_call_id` names."""
+
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+    name: NotRequired[str]
+
+
+#: a chat message, as OpenAI-compatible clients send it (a plain dict: every text-only
+#: request is byte for byte what it always was); read by its role
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
+]
+
+
+class ToolCallError(ValueError):
+    """A tool call whose arguments are not a JSON object (what the model wrote is kept)."""
+
+
+class ToolCall(BaseModel):
+    """One tool call of a reply: its id, the tool's name and the arguments' JSON text as the
+    model wrote it (parsed only when used: a malformed call is the model's mistake, shown
+    to it, never a crash)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def as_part(self) -> ToolCallPart:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+    @classmethod
+    def from_part(cls, part: ToolCallPart) -> ToolCall:
+        function = part["function"]
+        return cls(id=part["id"], name=function["name"], arguments=function["arguments"])
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as an object; ToolCallError when they are not valid JSON or not an
+        object."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except (ValueError, RecursionError) as error:
+            problem = f"the arguments of {self.name} are not valid JSON: {error}"
+            raise ToolCallError(problem) from None
+        if not isinstance(value, dict):
+            raise ToolCallError(f"the arguments of {self.name} are not a JSON object")
+        return value
 
 
 SampleId = int | str
@@ -163,6 +249,12 @@ class RequestParams(BaseModel):
     # log probabilities of the top alternatives at every generated token
     constraint: ReplyConstraint | None = None
     top_logprobs: int | None = None
+    #: the tools a driver offers (OpenAI's function-tool shape: {"type": "function",
+    #: "function": {"name", "description", "parameters"}}) and how the model may use them
+    #: ("auto", "required", "none" or one tool); None: not sent. Users' extra fields can
+    #: neither set nor override them (`backends.fields`).
+    tools: tuple[dict[str, Any], ...] | None = None
+    tool_choice: str | dict[str, Any] | None = None
 
 
 #: the most tokens a request may ask for: above any model's output today, and low enough that
@@ -197,6 +289,7 @@ class TokenLogprob(BaseModel):
 
 class Completion(BaseModel):
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     reported_model: str | None = None
@@ -249,7 +342,7 @@ class AnswerRecord(BaseModel):
     after: str | None = None  # the key of the step this request continues (its thread)
     trial: int | None = None  # which of several runs of the same conversation (None: one)
     #: the tool calls the reply made (an agent's step), in OpenAI's message shape
-    tool_calls: list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCallPart] | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)

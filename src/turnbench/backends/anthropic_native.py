@@ -27,15 +27,21 @@ Request mapping (`build_request`):
   MT-Bench-101's judge system prompts are 2,433-4,025 characters (measured), so the longer
   rubrics are marked; MT-Bench's judge puts its instructions in the user message.
 
+Tools (`conversation`, `tool_fields`): OpenAI-shaped tools, tool calls and tool results
+become Anthropic's `tools` (`input_schema`), `tool_use` blocks and `tool_result` blocks
+(consecutive results merged into one user turn).
+
 Response mapping (`to_completion`): text = the text blocks joined (thinking blocks are left
-out), stop reasons mapped by `FINISH_REASONS` (unknown ones pass through), usage with the
-cache counts added back into `prompt_tokens` (Anthropic's `input_tokens` excludes them).
+out), `tool_use` blocks as typed tool calls, stop reasons mapped by `FINISH_REASONS`
+(unknown ones pass through), usage with the cache counts added back into `prompt_tokens`
+(Anthropic's `input_tokens` excludes them).
 `top_logprobs` is ignored: the Messages API does not return log probabilities.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -60,7 +66,7 @@ from turnbench.backends.sdk_calls import (
 )
 from turnbench.backends.sdk_transport import sdk_http_client
 from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError, UserError
-from turnbench.types import Completion, Message, RequestParams, Usage
+from turnbench.types import Completion, Message, RequestParams, ToolCall, Usage
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"  # the anthropic-version header the SDK sends (for the endpoint check)
@@ -117,6 +123,89 @@ def sampling_fields(params: RequestParams, *, drop_temperature: bool = False) ->
     return fields
 
 
+def _tool_input(arguments: str) -> dict[str, Any]:
+    """A tool call's arguments as Anthropic's `input` object. Arguments that are no JSON
+    object (the model wrote them wrong: its tool result said so) go as `{}`: the API
+    takes an object only, and the conversation goes on as recorded."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def conversation(messages: list[Message]) -> list[dict[str, Any]]:
+    """The turns of the Messages API: user and assistant text as they are; an assistant
+    message with tool calls as content blocks (its text, when it has some, then one
+    `tool_use` block per call); consecutive tool results as ONE user message of
+    `tool_result` blocks (the API wants them in the turn right after the calls). A
+    text-only conversation is exactly what it always was."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role in SYSTEM_ROLES:
+            continue
+        if role == "tool":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": message.get("tool_call_id", ""),
+                "content": message["content"],
+            }
+            last = turns[-1] if turns else None
+            if last is not None and last.get("tool_results"):
+                last["content"].append(block)
+            else:
+                turns.append({"role": "user", "content": [block], "tool_results": True})
+            continue
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if not calls:
+            turns.append({"role": role, "content": message["content"]})
+            continue
+        blocks: list[dict[str, Any]] = []
+        if message["content"]:
+            blocks.append({"type": "text", "text": message["content"]})
+        for call in calls:
+            function = call["function"]
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": function["name"],
+                    "input": _tool_input(function["arguments"]),
+                }
+            )
+        turns.append({"role": "assistant", "content": blocks})
+    for turn in turns:
+        turn.pop("tool_results", None)
+    return turns
+
+
+def tool_fields(params: RequestParams) -> dict[str, Any]:
+    """The tools a driver offers, in Anthropic's shape: each OpenAI function tool as
+    {"name", "description", "input_schema"}; `tool_choice` "auto", "required", "none" or
+    one named tool as {"type": "auto" | "any" | "none" | "tool"}."""
+    if params.tools is None:
+        return {}
+    tools = []
+    for tool in params.tools:
+        function = tool.get("function", tool)
+        entry = {
+            "name": function["name"],
+            "input_schema": function.get("parameters") or {"type": "object", "properties": {}},
+        }
+        if function.get("description"):
+            entry["description"] = function["description"]
+        tools.append(entry)
+    fields: dict[str, Any] = {"tools": tools}
+    choice = params.tool_choice
+    if isinstance(choice, str):
+        fields["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
+    elif isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        fields["tool_choice"] = {"type": "tool", "name": name}
+    return fields
+
+
 def build_request(
     model: str,
     messages: list[Message],
@@ -126,18 +215,12 @@ def build_request(
     drop_temperature: bool = False,
 ) -> dict[str, Any]:
     """The whole Messages API request body (also one Message Batches `params` object)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [
-            {"role": m["role"], "content": m["content"]}
-            for m in messages
-            if m["role"] not in SYSTEM_ROLES
-        ],
-    }
+    body: dict[str, Any] = {"model": model, "messages": conversation(messages)}
     system = system_blocks(messages, cache=cache)
     if system:
         body["system"] = system
     body.update(sampling_fields(params, drop_temperature=drop_temperature))
+    body.update(tool_fields(params))  # (after the extra fields: a driver's tools stand)
     return body
 
 
@@ -174,9 +257,21 @@ def to_completion(message: Any) -> Completion:
     if any(not isinstance(text, str) for text in texts):
         raise TransientError("malformed response: a text block without text", kind="malformed")
     text = "".join(texts)
+    calls = []
+    for block in content:
+        if _get(block, "type") != "tool_use":
+            continue
+        name, call_id, given = _get(block, "name"), _get(block, "id"), _get(block, "input")
+        if not isinstance(name, str) or not isinstance(call_id, str):
+            raise TransientError(
+                "malformed response: a tool_use block without a name or id", kind="malformed"
+            )
+        arguments = json.dumps(given if isinstance(given, dict) else {}, ensure_ascii=False)
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
     stop = _get(message, "stop_reason")
     return Completion(
         text=text,
+        tool_calls=calls,
         finish_reason=FINISH_REASONS.get(stop, stop) if isinstance(stop, str) else None,
         usage=to_usage(_get(message, "usage")),
         reported_model=_get(message, "model"),
@@ -187,6 +282,14 @@ def clean_reply(completion: Completion, redact: Callable[[str], str]) -> Complet
     """Server text made safe to keep (live replies and batch results alike): secrets
     redacted, lone surrogates replaced, short fields bounded."""
     completion.text = fix_text(redact(completion.text))
+    completion.tool_calls = [
+        ToolCall(
+            id=fix_text(redact(call.id))[:200],
+            name=fix_text(redact(call.name))[:200],
+            arguments=fix_text(redact(call.arguments)),
+        )
+        for call in completion.tool_calls
+    ]
     for name in ("finish_reason", "reported_model"):
         value = getattr(completion, name)
         if isinstance(value, str):
@@ -376,6 +479,8 @@ class AnthropicBackend:
         )
         sent.clear()
         sent.update(sampling_fields(params, drop_temperature=self._drop_temperature))
+        if params.tools is not None:  # (by name, as the OpenAI-compatible path records them)
+            sent["tools"] = [tool["name"] for tool in body["tools"]]
         return await self._attempt(body)
 
     async def _attempt(self, body: dict[str, Any]) -> Completion:

@@ -92,6 +92,54 @@ class _Attempts:
     first_sent: float | None = None
 
 
+def chat_request_fields(params: RequestParams, reasoning: bool) -> dict[str, Any]:
+    """The fields of one chat request beside the messages, live or in a batch: the sampling
+    fields (a reasoning model gets max_completion_tokens and no temperature), log
+    probabilities when asked, the user's extra fields, then the tools a driver offers (set
+    last: extra fields never override them)."""
+    fields: dict[str, Any] = {}
+    if params.n is not None:
+        fields["n"] = params.n
+    if params.temperature is not None and not reasoning:
+        fields["temperature"] = params.temperature
+    if params.max_tokens is not None:
+        fields["max_completion_tokens" if reasoning else "max_tokens"] = params.max_tokens
+    if params.top_logprobs is not None:
+        fields["logprobs"] = True
+        fields["top_logprobs"] = params.top_logprobs
+    fields.update(params.extra)
+    if params.tools is not None:
+        fields["tools"] = list(params.tools)
+        if params.tool_choice is not None:
+            fields["tool_choice"] = params.tool_choice
+    return fields
+
+
+def recorded_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """What a record keeps of the fields sent: the sampling fields as sent, the tools by
+    name (their schemas are the benchmark's data, fixed by its checksums; kept whole they
+    would repeat in every record of an agent's conversation)."""
+    tools = fields.get("tools")
+    if tools is None:
+        return fields
+    names = [str(tool.get("function", {}).get("name")) for tool in tools if isinstance(tool, dict)]
+    return {**fields, "tools": names}
+
+
+def wire_messages(messages: list[Message]) -> list[Message]:
+    """The messages as OpenAI's chat API takes them: an assistant message that only calls
+    tools has `"content": null`, as OpenAI's own clients send it. Text-only conversations
+    go as they are (the same list: the hot path of every judgment)."""
+    if not any("tool_calls" in message for message in messages):
+        return messages
+    sent: list[Any] = []
+    for message in messages:
+        if message.get("tool_calls") and not message.get("content"):
+            message = {**message, "content": None}  # type: ignore[typeddict-item]
+        sent.append(message)
+    return sent
+
+
 class OpenAICompatBackend:
     """Bounded-concurrency client over one or more replicas, with the project's single
     retry layer."""
@@ -179,23 +227,13 @@ class OpenAICompatBackend:
         return (target.username, target.password or "")
 
     def request_fields(self, params: RequestParams) -> dict[str, Any]:
-        """The sampling fields this backend sends for `params` (recorded as provenance)."""
-        fields: dict[str, Any] = {}
-        if params.n is not None:
-            fields["n"] = params.n
-        if params.temperature is not None and not self._reasoning:
-            fields["temperature"] = params.temperature
-        if params.max_tokens is not None:
-            key = "max_completion_tokens" if self._reasoning else "max_tokens"
-            fields[key] = params.max_tokens
-        if params.top_logprobs is not None:
-            fields["logprobs"] = True
-            fields["top_logprobs"] = params.top_logprobs
-        fields.update(params.extra)
-        return fields
+        """The fields this backend sends for `params` beside the messages."""
+        return chat_request_fields(params, self._reasoning)
 
     def payload(self, messages: list[Message], fields: dict[str, Any]) -> bytes:
-        return json.dumps({"model": self.model_name, "messages": messages, **fields}).encode()
+        return json.dumps(
+            {"model": self.model_name, "messages": wire_messages(messages), **fields}
+        ).encode()
 
     # -- the retry loop -----------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
@@ -259,7 +297,7 @@ class OpenAICompatBackend:
         completion.attempts = state.sent
         self.stats.add_usage(completion.usage)
         completion.latency_s = round(time.monotonic() - started, 4)
-        completion.sent_params = fields
+        completion.sent_params = recorded_fields(fields)
         return completion
 
     def _delay(self, error: TransientError, state: _Attempts) -> float:

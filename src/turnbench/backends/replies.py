@@ -8,6 +8,7 @@ may echo our API key back. Everything here is pure and cheap: it runs once per r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -15,7 +16,7 @@ from typing import Any
 
 from turnbench.backends.retry import TransientError
 from turnbench.safetext import fix_surrogates
-from turnbench.types import Completion, TokenLogprob, TopLogprob, Usage
+from turnbench.types import Completion, TokenLogprob, ToolCall, TopLogprob, Usage
 
 # no single request is billed this many tokens; a larger count is a broken or hostile server
 MAX_TOKENS_PER_REQUEST = 10_000_000
@@ -112,10 +113,50 @@ def _optional_text(value: Any, redact: Redactor) -> str | None:
     return fix_text(redact(value))[:200] if isinstance(value, str) else None
 
 
-def _content(message: Any, redact: Redactor) -> str:
+#: the most tool calls one reply may carry (a broken or hostile server sends thousands)
+MAX_TOOL_CALLS = 64
+
+
+def parse_tool_calls(raw: Any, redact: Redactor) -> list[ToolCall]:
+    """`message.tool_calls` of an OpenAI-style reply as typed calls; [] when absent. A call
+    without a function name, or with arguments that are neither a string nor an object, is
+    a malformed reply (retried); a call without an id gets one made from its content (some
+    servers send none; the conversation needs one to answer it)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_TOOL_CALLS:
+        raise MalformedReplyError("malformed response: tool_calls is not a list of calls")
+    calls = []
+    for index, item in enumerate(raw):
+        function = item.get("function") if isinstance(item, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise MalformedReplyError("malformed response: a tool call has no function name")
+        arguments = function.get("arguments", "{}")  # type: ignore[union-attr]
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if not isinstance(arguments, str):
+            raise MalformedReplyError("malformed response: a tool call's arguments are no text")
+        call_id = item.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            made = hashlib.sha256(f"{index}\0{name}\0{arguments}".encode()).hexdigest()[:16]
+            call_id = f"call_{made}"
+        calls.append(
+            ToolCall(
+                id=fix_text(redact(call_id))[:200],
+                name=fix_text(redact(name))[:200],
+                arguments=fix_text(redact(arguments)),
+            )
+        )
+    return calls
+
+
+def _content(message: Any, redact: Redactor, calls: bool = False) -> str:
     if not isinstance(message, dict):
         raise MalformedReplyError("malformed response: the choice has no message")
     content = message.get("content")
+    if content is None and calls:  # (a reply that only calls tools has no text)
+        return ""
     if isinstance(content, list):  # content parts: keep the text ones
         parts = [p.get("text") for p in content if isinstance(p, dict)]
         if parts and all(isinstance(p, str) for p in parts):
@@ -146,12 +187,15 @@ def parse_completion(body: bytes, redact: Redactor) -> Completion:
     choice = choices[0]
     if not isinstance(choice, dict):
         raise MalformedReplyError("malformed response: the choice is not an object")
-    text = _content(choice.get("message"), redact)
+    message = choice.get("message")
+    calls = parse_tool_calls(message.get("tool_calls"), redact) if isinstance(message, dict) else []
+    text = _content(message, redact, bool(calls))
     # every field is checked or sanitised above: skip pydantic's second pass (hot path);
     # every field is given, so no default factory runs (pydantic inspects a factory's
     # signature each time it calls one)
     return Completion.model_construct(
         text=text,
+        tool_calls=calls,
         finish_reason=_optional_text(choice.get("finish_reason"), redact),
         usage=parse_usage(data.get("usage")),
         reported_model=_optional_text(data.get("model"), redact),

@@ -18,7 +18,13 @@ import uuid
 from typing import Any
 
 from turnbench.backends.keys import DEFAULT_KEY_ENV, default_endpoint
-from turnbench.backends.openai_compat import is_reasoning_model, refusal_message
+from turnbench.backends.openai_compat import (
+    chat_request_fields,
+    is_reasoning_model,
+    recorded_fields,
+    refusal_message,
+    wire_messages,
+)
 from turnbench.backends.replies import (
     MalformedReplyError,
     Redactor,
@@ -58,24 +64,12 @@ FIND_PAGES = 10  # pages of LOOKBACK batches searched when a new process looks f
 
 
 def chat_fields(model: str, params: RequestParams, token_param: str = "auto") -> dict[str, Any]:
-    """The sampling fields of one chat request, as OpenAICompatBackend.request_fields sends
-    them (reasoning models: max_completion_tokens, no temperature), plus log probabilities
-    when asked."""
+    """The fields of one chat request, as the live backend sends them
+    (`openai_compat.chat_request_fields`)."""
     reasoning = token_param == "max_completion_tokens" or (
         token_param == "auto" and is_reasoning_model(model)
     )
-    fields: dict[str, Any] = {}
-    if params.n is not None:
-        fields["n"] = params.n
-    if params.temperature is not None and not reasoning:
-        fields["temperature"] = params.temperature
-    if params.max_tokens is not None:
-        fields["max_completion_tokens" if reasoning else "max_tokens"] = params.max_tokens
-    if params.top_logprobs is not None:
-        fields["logprobs"] = True
-        fields["top_logprobs"] = params.top_logprobs
-    fields.update(params.extra)
-    return fields
+    return chat_request_fields(params, reasoning)
 
 
 def _int(value: Any) -> int:
@@ -222,7 +216,7 @@ class OpenAIBatchClient:
             "url": CHAT_PATH,
             "body": {
                 "model": self.model,
-                "messages": item.messages,
+                "messages": wire_messages(item.messages),
                 **chat_fields(self.model, item.params, self.token_param),
             },
         }
@@ -241,7 +235,8 @@ class OpenAIBatchClient:
             ),
         )
         custom_ids, sent = param_table(
-            items, lambda item: chat_fields(self.model, item.params, self.token_param)
+            items,
+            lambda item: recorded_fields(chat_fields(self.model, item.params, self.token_param)),
         )
         intent = BatchIntent(
             provider="openai",

@@ -381,6 +381,7 @@ class RunContext:
             messages=kept,
             after=after,
             trial=trial,
+            tool_calls=[call.as_part() for call in completion.tool_calls] or None,
             params=completion.sent_params,
             finish_reason=completion.finish_reason,
             usage=completion.usage,

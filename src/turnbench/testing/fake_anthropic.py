@@ -65,7 +65,7 @@ class FakeAnthropic(FakeBatchAPI):
         self,
         *,
         api_key: str | None = "test-anthropic-key",
-        responder: Callable[[dict[str, Any]], str] = default_reply,
+        responder: Callable[[dict[str, Any]], str | dict[str, Any]] = default_reply,
         polls_to_end: int = 2,
     ) -> None:
         super().__init__()
@@ -123,6 +123,12 @@ class FakeAnthropic(FakeBatchAPI):
         for index, message in enumerate(messages):
             if message.get("role") not in ("user", "assistant"):
                 return f"messages.{index}.role: Input should be 'user' or 'assistant'"
+            problem = self._invalid_blocks(messages, index)
+            if problem is not None:
+                return problem
+        for index, tool in enumerate(body.get("tools") or []):
+            if not isinstance(tool, dict) or not tool.get("name") or "input_schema" not in tool:
+                return f"tools.{index}: a tool needs a name and an input_schema"
         system = body.get("system")
         if isinstance(system, list):
             for index, block in enumerate(system):
@@ -130,6 +136,38 @@ class FakeAnthropic(FakeBatchAPI):
                     return f"system.{index}: text content blocks must be non-empty"
         if self.reject_temperature and "temperature" in body:
             return "`temperature` is deprecated for this model."
+        return None
+
+    @staticmethod
+    def _invalid_blocks(messages: list[Any], index: int) -> str | None:
+        """The API's rules on content blocks: text blocks are not empty, `tool_use` only
+        in assistant turns, and every `tool_result` answers a `tool_use` of the assistant
+        turn right before it."""
+        content = messages[index].get("content")
+        if isinstance(content, str):
+            return None
+        if not isinstance(content, list) or not content:
+            return f"messages.{index}.content: a non-empty list of blocks or a string"
+        role = messages[index]["role"]
+        asked = set()
+        if index > 0 and isinstance(messages[index - 1].get("content"), list):
+            asked = {
+                b.get("id") for b in messages[index - 1]["content"] if b.get("type") == "tool_use"
+            }
+        for number, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else None
+            where = f"messages.{index}.content.{number}"
+            if kind == "text" and not block.get("text"):
+                return f"{where}: text content blocks must be non-empty"
+            if kind == "tool_use" and (
+                role != "assistant" or not isinstance(block.get("input"), dict)
+            ):
+                return f"{where}: tool_use blocks belong to assistant turns, with an input object"
+            if kind == "tool_result" and (role != "user" or block.get("tool_use_id") not in asked):
+                return (
+                    f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: each "
+                    "tool_result must answer a tool_use of the previous message"
+                )
         return None
 
     def _usage(self, body: dict[str, Any], output: int) -> dict[str, int]:
@@ -160,22 +198,31 @@ class FakeAnthropic(FakeBatchAPI):
         }
 
     def _message(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = self.responder(body)
+        """The reply: the responder's text (a string), or {"text", "tool_use": [{"id",
+        "name", "input"}]} for a reply that calls tools."""
+        reply = self.responder(body)
+        calls = reply.get("tool_use", []) if isinstance(reply, dict) else []
+        text = str(reply.get("text", "")) if isinstance(reply, dict) else reply
         limit = int(body["max_tokens"])
-        stop = "end_turn"
+        stop = "tool_use" if calls else "end_turn"
         if _tokens(text) > limit:
             text, stop = text[: limit * 4], "max_tokens"
-        usage = self._usage(body, _tokens(text))
+        usage = self._usage(body, _tokens(text) + _tokens(json.dumps(calls)))
+        blocks: list[dict[str, Any]] = [
+            {"type": "thinking", "thinking": "(hidden reasoning)", "signature": "x"}
+        ]
+        if text:
+            blocks += [
+                {"type": "text", "text": text[: len(text) // 2] or text},
+                *([{"type": "text", "text": text[len(text) // 2 :]}] if len(text) > 1 else []),
+            ]
+        blocks += [{"type": "tool_use", **call} for call in calls]
         return {
             "id": "msg_" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:20],
             "type": "message",
             "role": "assistant",
             "model": body["model"],
-            "content": [
-                {"type": "thinking", "thinking": "(hidden reasoning)", "signature": "x"},
-                {"type": "text", "text": text[: len(text) // 2]},
-                {"type": "text", "text": text[len(text) // 2 :]},
-            ],
+            "content": blocks,
             "stop_reason": stop,
             "stop_sequence": None,
             "usage": usage,

@@ -80,6 +80,9 @@ class Reply:
     # OpenAI-format `choices[0].logprobs.content` entries (token, logprob, top_logprobs),
     # sent when the request asks for logprobs; None: generated from the content
     logprobs: list[dict[str, Any]] | None = None
+    # tool calls of the reply, in OpenAI's shape ({"id", "type": "function", "function":
+    # {"name", "arguments"}}); with no content the message's content is null, as OpenAI's
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 def _digest(text: str) -> int:
@@ -102,13 +105,28 @@ def default_content(request: dict[str, Any]) -> str:
     return f"Answer {digest % 100000}: a reply to '{str(last_user)[:40]}'."
 
 
-def choice_body(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
-    """One `choices` entry of an OpenAI chat.completion: the assistant's message."""
-    return {
-        "index": 0,
-        "message": {"role": "assistant", "content": content},
-        "finish_reason": finish_reason,
-    }
+def choice_body(
+    content: str | None,
+    finish_reason: str = "stop",
+    tool_calls: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One `choices` entry of an OpenAI chat.completion: the assistant's message, with its
+    tool calls (and `finish_reason` "tool_calls") when it makes some."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+        if not content:
+            message["content"] = None
+        if finish_reason == "stop":
+            finish_reason = "tool_calls"
+    return {"index": 0, "message": message, "finish_reason": finish_reason}
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict:
+    """One tool call in OpenAI's shape, for a scripted reply (`Reply.tool_calls`)."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    made = call_id or f"call_{hashlib.sha256(f'{name}{text}'.encode()).hexdigest()[:12]}"
+    return {"id": made, "type": "function", "function": {"name": name, "arguments": text}}
 
 
 def completion_body(
@@ -492,7 +510,9 @@ class FakeServer(ThreadedServer):
         completion = completion_body(
             str(len(self.requests)),
             self.reported_model or request.get("model", "fake"),
-            [] if reply.action == "empty-choices" else [choice_body(content, reply.finish_reason)],
+            []
+            if reply.action == "empty-choices"
+            else [choice_body(content, reply.finish_reason, reply.tool_calls)],
             {
                 "prompt_tokens": _approx_tokens(request),
                 "completion_tokens": max(1, len(reply.content) // 4),
