@@ -377,7 +377,7 @@ class UserTurnRecord(BaseModel):
     sample_id: SampleId
     turn: int
     group: str | None = None
-    origin: Literal["template", "user-model"] = "template"
+    origin: Literal["template", "user-model", "imported"] = "template"
     text: str
     revealed: list[int] = Field(default_factory=list)
     user: str | None = None  # the user model's spec (origin "user-model")

@@ -157,11 +157,8 @@ class DataLocator:
             target = self.cache_dir / entry.path
             if target.is_file() and not force and sha256_file(target) == entry.sha256:
                 continue
-            import urllib.request  # (here: only a download needs it)
-
             url = self.base_url() + entry.url
-            with urllib.request.urlopen(url, timeout=60) as response:
-                payload = response.read()
+            payload = _fetch(url)
             payload = self._check_payload(entry, url, payload)
             target.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(target, payload)
@@ -170,16 +167,25 @@ class DataLocator:
 
     @staticmethod
     def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
+        """The file's bytes from what was downloaded: as they are, or made by the entry's
+        extractor (which an extractor may read from further files beside the source: tau-
+        bench's tool schemas, one module each). The result must match the pin either way; a
+        source with a pin of its own is checked first."""
         if entry.extract is not None:
             from turnbench.benchmarks.extractors import extractor
 
             source_sha = hashlib.sha256(payload).hexdigest()
-            if source_sha != entry.source_sha256:
+            if entry.source_sha256 is not None and source_sha != entry.source_sha256:
                 raise UserError(
                     f"downloaded {url} has sha256 {source_sha}, expected "
                     f"{entry.source_sha256}; nothing was saved."
                 )
-            payload = extractor(entry.extract)(payload)
+            function = extractor(entry.extract)
+            if getattr(function, "needs_fetch", False):
+                folder = url.rsplit("/", 1)[0]
+                payload = function(payload, lambda name: _fetch(f"{folder}/{name}"))  # type: ignore[call-arg]
+            else:
+                payload = function(payload)
         actual = hashlib.sha256(payload).hexdigest()
         if actual != entry.sha256:
             raise UserError(
@@ -200,6 +206,21 @@ class DataLocator:
             f"access and copy its cache folder ({self.cache_dir}) here, or point --data-dir "
             f"or ${ENV_DATA_DIR} at a folder that holds these files."
         )
+
+
+#: the largest data file downloaded (the biggest pinned one is a few MB)
+MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
+
+
+def _fetch(url: str) -> bytes:
+    """One download, at most MAX_DOWNLOAD_BYTES."""
+    import urllib.request  # (here: only a download needs it)
+
+    with urllib.request.urlopen(url, timeout=60) as response:
+        payload = response.read(MAX_DOWNLOAD_BYTES + 1)
+    if len(payload) > MAX_DOWNLOAD_BYTES:
+        raise UserError(f"downloaded {url} is larger than {MAX_DOWNLOAD_BYTES} bytes; refused")
+    return bytes(payload)
 
 
 def _atomic_write(target: Path, payload: bytes) -> None:

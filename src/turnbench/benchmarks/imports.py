@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.samples import AnswerSet, Sample
-from turnbench.types import Message, Order, SampleId
+from turnbench.types import LogRecord, Message, Order, SampleId
 
 if TYPE_CHECKING:
     from turnbench.benchmarks.base import Benchmark
@@ -57,6 +57,11 @@ class Imported:
     baseline: str | None = None
     data_sha256: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the reader counted or skipped
+    #: conversations another tool ran (the model acting, scored per sample): the model's
+    #: name, the records of its conversations as a run keeps them, the samples they cover
+    model: str | None = None
+    records: list[LogRecord] = field(default_factory=list)
+    scored_ids: list[SampleId] = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +72,8 @@ class ImportOptions:
     data_dir: Path | None = None
     download: bool = True
     baseline: str | None = None  # pairwise: the baseline (else told by the games)
+    benchmark: str | None = None  # a format several benchmarks read: which one
+    model_name: str | None = None  # the model's name in the run (else told by the files)
 
 
 def inferred_limit(samples: Sequence[Sample], judged: Collection[SampleId]) -> int | None:

@@ -24,12 +24,15 @@ def import_(
         typer.Argument(
             help="The other tool's files: a file or a folder (structflowbench: one "
             "*_evaluate.json or a folder of them; fastchat: a data/mt_bench folder, or a "
-            "fork's in its layout; csv, jsonl: a `turnbench export` file).",
+            "fork's in its layout; tau-bench: the results file of tau-bench's run.py; csv, "
+            "jsonl: a `turnbench export` file).",
         ),
     ],
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help="fastchat, structflowbench, csv or jsonl."),
+        typer.Option(
+            "--format", "-f", help="fastchat, structflowbench, tau-bench, csv or jsonl."
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     judge_name: Annotated[
@@ -62,6 +65,23 @@ def import_(
             help="Pairwise judgments: the baseline model (default: the model every game includes).",
         ),
     ] = None,
+    benchmark: Annotated[
+        str | None,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="The benchmark the files belong to, for a format several benchmarks read "
+            "(tau-bench: tau-bench-airline or tau-bench-retail).",
+        ),
+    ] = None,
+    model_name: Annotated[
+        str | None,
+        typer.Option(
+            "--model-name",
+            help="tau-bench: the model's name in the run (default: read from upstream's file "
+            "name, tool-calling-MODEL-TEMPERATURE_range_...).",
+        ),
+    ] = None,
     data_dir: Annotated[
         Path | None,
         typer.Option(
@@ -84,6 +104,8 @@ def import_(
         data_dir=data_dir,
         download=not no_download,
         baseline=baseline,
+        benchmark=benchmark,
+        model_name=model_name,
     )
     imported = read_import(fmt, source, options)  # everything is validated before writing
     results = write_import(imported, out, warn=print_warning)

@@ -19,7 +19,13 @@ from typing import Any
 
 from turnbench.benchmarks.base import Benchmark
 from turnbench.benchmarks.datafiles import DataLocator
-from turnbench.benchmarks.imports import Imported, ImportedJudgment, ImportOptions, Reader
+from turnbench.benchmarks.imports import (
+    Imported,
+    ImportedJudgment,
+    ImportOptions,
+    Reader,
+    inferred_limit,
+)
 from turnbench.engine.context import RunContext
 from turnbench.engine.work import Work
 from turnbench.errors import UserError
@@ -128,8 +134,61 @@ def _record(judge: str, item: ImportedJudgment) -> JudgmentRecord:
     )
 
 
+def write_conversations(
+    imported: Imported, out: Path, warn: Callable[[str], None]
+) -> dict[str, Any]:
+    """Write conversations another tool ran (`imported.records`) as the run directory of a
+    `run` of that model, scored per sample by the benchmark's own driver and aggregation;
+    importing the same files again adds nothing."""
+    assert imported.model is not None
+    benchmark = imported.benchmark
+    limit = inferred_limit(benchmark.all_samples(), set(imported.scored_ids))
+    if limit is not None:
+        benchmark.settings.limit = limit
+        benchmark.__dict__.pop("samples", None)  # (the plan's samples follow the limit)
+    work = Work(benchmark=benchmark, judges=[], mode="run", model=imported.model)
+    config = RunConfig(
+        benchmark=benchmark.name,
+        benchmark_ref=type(benchmark).source_ref,
+        mode="run",
+        model=imported.model,
+        options=work.config_options(),
+        prompt_versions={**work.prompt_versions(), "imported": imported.source["format"]},
+        data_sha256=dict(sorted(imported.data_sha256.items())),
+        strip_think=False,
+        limit=limit,
+    )
+    started = time.time()
+    with RunLog(out, warn=warn) as log:
+        previous = log.configs()
+        if previous:
+            last = previous[-1]
+            check_resume(
+                load_config(last.config, last.schema_version, str(log.path)),
+                config,
+                allow_new_judge=False,
+            )
+        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
+        done = log.index.done
+        for record in imported.records:
+            if record.key not in done:  # type: ignore[union-attr]
+                log.append(record)
+        finished = log.end_invocation("finished")
+        log.sync()
+        notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
+        results = results_json(
+            build_results(
+                work, config, log.index, when=timing(log.index, finished), notes=notes
+            )
+        )
+        write_results(log.directory, results)
+    return results
+
+
 def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> dict[str, Any]:
     """Write `imported` as a run directory at `out`; returns its results."""
+    if imported.records:
+        return write_conversations(imported, out, warn)
     judge = JudgeSettings(
         spec=imported.judge,
         # what the other tool sent is not known: recorded as unknown, not as turnbench's

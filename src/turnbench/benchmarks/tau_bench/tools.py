@@ -1,0 +1,118 @@
+"""Calling a domain's tools as upstream's environment does, and safely whatever the model sent.
+
+Upstream runs a tool call as `observation = tool(data, **arguments)`: a tool that raises gives
+the observation `Error: <the exception>`, an unknown tool `Unknown action <name>`. Here the
+same, and beyond upstream a call that cannot even be made is an observation the model sees
+rather than a crash: arguments that are not valid JSON or not an object, an argument missing
+or unexpected, or of the wrong JSON type for the tool's schema. The arguments are a fresh
+copy for every call (a tool may keep them in the state: they never alias the caller's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from turnbench.benchmarks.tau_bench import airline_tools, retail_tools
+from turnbench.benchmarks.tau_bench.database import DatabaseState, copy_json
+
+TERMINATING = frozenset({"transfer_to_human_agents"})
+#: the JSON types of the schemas' parameters, as Python types (bool is no number here)
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "array": (list,),
+    "object": (dict,),
+    "boolean": (bool,),
+}
+#: the longest argument text read (a reply's arguments are untrusted)
+MAX_ARGUMENTS_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool call's observation, whether it ends the conversation, and whether it wrote
+    to the state."""
+
+    output: str
+    terminal: bool = False
+    changed: bool = False
+
+
+class ToolSet:
+    """One domain's tools: what the model is offered (`schemas`) and how a call runs."""
+
+    def __init__(self, schemas: Sequence[dict[str, Any]], tools: Mapping[str, Callable[..., str]]):
+        self.schemas: tuple[dict[str, Any], ...] = tuple(schemas)
+        self._tools = dict(tools)
+        self._parameters = {
+            schema["function"]["name"]: schema["function"].get("parameters") or {}
+            for schema in self.schemas
+        }
+        self.terminating = frozenset(TERMINATING & set(self._parameters))
+
+    @classmethod
+    def for_domain(
+        cls, name: Literal["retail", "airline"], schemas: Sequence[dict[str, Any]]
+    ) -> ToolSet:
+        tools = {"retail": retail_tools.TOOLS, "airline": airline_tools.TOOLS}[name]
+        offered = [schema["function"]["name"] for schema in schemas]
+        missing = sorted(set(offered) - set(tools))
+        if missing:
+            raise ValueError(f"the {name} tools file offers tools turnbench lacks: {missing}")
+        return cls(schemas, tools)
+
+    def call(self, db: DatabaseState, name: str, arguments: str | Mapping[str, Any]) -> ToolResult:
+        """Run one call on `db` (never raises for anything the model sent)."""
+        tool = self._tools.get(name)
+        if tool is None or name not in self._parameters:
+            return ToolResult(f"Unknown action {name}")
+        given, problem = _arguments(name, arguments)
+        if problem is None:
+            problem = _mismatch(name, self._parameters[name], given)
+        if problem is not None:
+            return ToolResult(f"Error: {problem}")
+        before = db.writes
+        try:
+            output = tool(db, **copy_json(given))
+        except Exception as error:  # (a tool that raises: upstream's `Error: <exception>`)
+            output = f"Error: {error}"
+        return ToolResult(output, name in self.terminating, db.writes > before)
+
+
+def _arguments(name: str, arguments: str | Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    if isinstance(arguments, Mapping):
+        return dict(arguments), None
+    text = arguments.strip() or "{}"
+    if len(text) > MAX_ARGUMENTS_CHARS:
+        return {}, f"the arguments of {name} are too long ({len(text)} characters)"
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        return {}, f"the arguments of {name} are not valid JSON ({error})"
+    if not isinstance(value, dict):
+        return {}, f"the arguments of {name} must be a JSON object"
+    return value, None
+
+
+def _mismatch(name: str, parameters: Mapping[str, Any], given: Mapping[str, Any]) -> str | None:
+    """What is wrong with the arguments for the tool's schema (names and JSON types)."""
+    properties: Mapping[str, Any] = parameters.get("properties") or {}
+    unexpected = [key for key in given if key not in properties]
+    if unexpected:
+        return f"{name} got an unexpected argument {unexpected[0]!r}"
+    missing = [key for key in properties if key not in given]
+    if missing:
+        return f"{name} is missing the argument {missing[0]!r}"
+    for key, value in given.items():
+        expected = (properties[key] or {}).get("type")
+        types = _TYPES.get(expected) if isinstance(expected, str) else None
+        if types is None:
+            continue
+        wrong = not isinstance(value, types) or (isinstance(value, bool) and expected != "boolean")
+        if wrong:
+            return f"the argument {key!r} of {name} must be of type {expected}"
+    return None
