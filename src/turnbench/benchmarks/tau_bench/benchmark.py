@@ -90,8 +90,9 @@ class TauTables(ScoreTables):
 class TauTask:
     """One task as the tool-using driver runs it (`tool_agent.AgentTask`)."""
 
-    def __init__(self, domain: TauDomain, task: Task, needs_change: bool) -> None:
+    def __init__(self, domain: TauDomain, task_id: int, task: Task, needs_change: bool) -> None:
         self.domain = domain
+        self.task_id = task_id
         self.task = task
         self.needs_change = needs_change
 
@@ -121,7 +122,7 @@ class TauTask:
         return Scored(
             score=result.reward,
             detail=result.model_dump(mode="json"),
-            fields={"reward": result.reward},
+            fields={"task_id": self.task_id, "reward": result.reward},
         )
 
 
@@ -183,7 +184,7 @@ class TauBench(Benchmark):
         if needs is None:
             gold = gold_state(self.tau.base, self.tau.tools, task)
             needs = self._needs_change[int(sample.id)] = gold.changed
-        return TauTask(self.tau, task, needs)
+        return TauTask(self.tau, int(sample.id), task, needs)
 
     def agent_params(self, sample: Sample, tools: tuple[dict[str, Any], ...]) -> RequestParams:
         return self.answer_params(sample).model_copy(update={"tools": tools})

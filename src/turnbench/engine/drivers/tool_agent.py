@@ -223,11 +223,10 @@ class _Conversation:
 
     async def run(self, ctx: RunContext, rules: ToolBenchmark) -> str | None:
         """Converse until the end; how it ended, or None when a request failed."""
-        first = await self._user(ctx)
-        if first is None:
+        # (the user's opening is not checked for the end: upstream checks the user's word
+        # only after the agent has spoken)
+        if await self._user(ctx) is None:
             return None
-        if first[1]:
-            return USER_STOP
         params = rules.agent_params(self.sample, self.task.tools)
         while self.steps < rules.max_steps:
             self.steps += 1
@@ -287,7 +286,5 @@ class _Conversation:
             )
         call_id = str(call.get("id") or "")
         self.messages.append({"role": "assistant", "content": text, "tool_calls": [call]})
-        self.messages.append(
-            {"role": "tool", "tool_call_id": call_id, "name": name, "content": output}
-        )
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
         return outcome.terminal

@@ -1,0 +1,185 @@
+"""tau-bench's tools, written in turnbench, against upstream's own: every observation of every
+gold action of all 685 tasks (retail test, train, dev; airline test) equals the one
+upstream's tools returned, byte for byte, and so does the database's hash after them
+(`golden_replays.jsonl`, made by executing upstream's code). The database is copy-on-write:
+its hash equals upstream's rule on the whole merged database, and no tool ever changes the
+shared base."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from turnbench.benchmarks.tau_bench.calculator import calculate
+from turnbench.benchmarks.tau_bench.database import Database, DatabaseState
+from turnbench.benchmarks.tau_bench.domain import TABLES
+from turnbench.benchmarks.tau_bench.tasks import RESPOND, Action, gold_state, load_tasks, replay
+from turnbench.benchmarks.tau_bench.tools import ToolSet
+
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau_bench"
+SPLITS = {"retail": ("test", "train", "dev"), "airline": ("test",)}
+COUNTS = {("retail", "test"): 115, ("retail", "train"): 500, ("retail", "dev"): 20,
+          ("airline", "test"): 50}  # fmt: skip
+
+
+@cache
+def domain(name: str) -> tuple[Database, ToolSet]:
+    root = _root()
+    base = Database.load({table: root / name / f"{table}.json" for table in TABLES[name]})
+    tools = ToolSet.for_domain(name, json.loads((root / name / "tools.json").read_text()))
+    return base, tools
+
+
+def _root() -> Path:
+    import os
+
+    data = os.environ.get("TURNBENCH_DATA_DIR")
+    return Path(data) / "tau_bench" if data else ROOT
+
+
+def _golden(name: str) -> list[dict]:
+    lines = (_root() / name / "golden_replays.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _canonical(value: object) -> str:
+    return hashlib.sha256(
+        json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["retail", "airline"])
+def test_every_gold_action_of_every_task_observes_and_ends_as_upstream(name):
+    base, tools = domain(name)
+    before = _canonical(base.tables)
+    tasks = {split: load_tasks(_root() / name / f"tasks_{split}.json") for split in SPLITS[name]}
+    for split, found in tasks.items():
+        assert len(found) == COUNTS[(name, split)]
+    golden = _golden(name)
+    assert len(golden) == sum(len(found) for found in tasks.values())
+    for entry in golden:
+        task = tasks[entry["split"]][entry["index"]]
+        state, observations = replay(base, tools, task)
+        where = f"{name} {entry['split']} task {entry['index']}"
+        assert observations == entry["observations"], where
+        assert state.sha256() == entry["final_db_sha256"], where
+    assert _canonical(base.tables) == before  # no tool touched the shared base
+
+
+@pytest.mark.parametrize("name", ["retail", "airline"])
+def test_the_hash_is_upstreams_rule_on_the_whole_database(name):
+    base, tools = domain(name)
+    manifest = json.loads((_root() / "manifest.json").read_text())
+    fresh = DatabaseState.fresh(base)
+    assert fresh.sha256() == manifest[name]["initial_db_sha256"] == _canonical(base.tables)
+    task = max(load_tasks(_root() / name / "tasks_test.json"), key=lambda t: len(t.actions))
+    changed = gold_state(base, tools, task)
+    assert changed.changed
+    assert changed.sha256() == _canonical(changed.as_dict())
+    assert changed.sha256() != fresh.sha256()
+
+
+def test_a_diff_says_which_record_and_field_differ():
+    base, tools = domain("retail")
+    task = load_tasks(_root() / "retail" / "tasks_test.json")[0]
+    gold = gold_state(base, tools, task)
+    nothing = DatabaseState.fresh(base)
+    diff = nothing.diff(gold)
+    assert diff and {d.table for d in diff} == {"orders"}
+    status = next(d for d in diff if d.path == "status")
+    assert (status.record, status.expected, status.found) == (
+        "#W2378156",
+        "exchange requested",
+        "delivered",
+    )
+    added = next(d for d in diff if d.path == "exchange_items")
+    assert added.found is None and added.expected == ["1151293680", "4983901480"]
+    assert gold.diff(gold) == []
+
+
+def test_two_states_never_share_a_write():
+    base, tools = domain("airline")
+    one, other = DatabaseState.fresh(base), DatabaseState.fresh(base)
+    asked = {"reservation_id": "4WQ150"}
+    tools.call(one, "cancel_reservation", asked)
+    seen = json.loads(tools.call(other, "get_reservation_details", asked).output)
+    assert seen.get("status") != "cancelled"
+    assert json.loads(tools.call(one, "get_reservation_details", asked).output)["status"] == (
+        "cancelled"
+    )
+    assert one.changed and not other.changed
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"order_id": ', "Error: the arguments of get_order_details are not valid JSON"),
+        ("[1, 2]", "Error: the arguments of get_order_details must be a JSON object"),
+        ('{"order": "#W1"}', "Error: get_order_details got an unexpected argument 'order'"),
+        ("{}", "Error: get_order_details is missing the argument 'order_id'"),
+        ('{"order_id": 7}', "Error: the argument 'order_id' of get_order_details must be of type"),
+    ],
+)  # fmt: skip
+def test_a_bad_call_is_an_observation_the_model_sees(arguments, expected):
+    base, tools = domain("retail")
+    result = tools.call(DatabaseState.fresh(base), "get_order_details", arguments)
+    assert result.output.startswith(expected) and not result.changed and not result.terminal
+
+
+def test_unknown_tools_and_random_calls_never_raise():
+    """Upstream's words for an unknown tool; and any call, however wrong, is an
+    observation (random names, arguments and types over every tool of both domains)."""
+    draws = random.Random(7)
+    values = [None, 0, -1, 1.5, "", "x", "#W2378156", [], ["1151293680"], {}, {"a": 1}, True]
+    for name in ("retail", "airline"):
+        base, tools = domain(name)
+        state = DatabaseState.fresh(base)
+        assert tools.call(state, "drop_tables", "{}").output == "Unknown action drop_tables"
+        for schema in tools.schemas:
+            tool = schema["function"]["name"]
+            properties = list(schema["function"]["parameters"].get("properties", {}))
+            for _ in range(40):
+                arguments = {key: draws.choice(values) for key in properties}
+                result = tools.call(state, tool, arguments)
+                assert isinstance(result.output, str)
+        assert _canonical(base.tables) == _canonical(domain(name)[0].tables)
+
+
+def test_the_terminating_tool_ends_the_conversation():
+    base, tools = domain("airline")
+    result = tools.call(DatabaseState.fresh(base), "transfer_to_human_agents", {"summary": "x"})
+    assert (result.output, result.terminal) == ("Transfer successful", True)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("2 + 2", "4.0"), ("1/3", "0.33"), ("(1+2)*3", "9.0"), ("-2**2", "-4.0"),
+        ("2**-1", "0.5"), ("2 ** 3 ** 2", "512.0"), ("7//2", "3.0"), (" 1.5 + .5", "2.0"),
+        ("10/0", "Error: division by zero"), ("10.0/0", "Error: float division by zero"),
+        ("2 * (3", "Error: invalid syntax (<string>, line 1)"),
+        ("import os", "Error: invalid characters in expression"),
+        ("9**9**9", "Error: result too large"),
+    ],
+)  # fmt: skip
+def test_calculate_computes_as_python_does_without_eval(expression, expected):
+    assert calculate(expression) == expected
+
+
+def test_the_gold_state_leaves_out_the_terminating_tool_and_respond_actions():
+    base, tools = domain("retail")
+    tasks = load_tasks(_root() / "retail" / "tasks_test.json")
+    transfer = next(t for t in tasks if any(a.name in tools.terminating for a in t.actions))
+    state, observations = replay(base, tools, transfer)
+    assert "Transfer successful" in observations
+    assert gold_state(base, tools, transfer).sha256() == state.sha256()
+    spoken = transfer.model_copy(
+        update={"actions": [*transfer.actions, Action(name=RESPOND, kwargs={"content": "hi"})]}
+    )
+    assert replay(base, tools, spoken)[1][-1] is None
+    assert gold_state(base, tools, spoken).sha256() == state.sha256()
