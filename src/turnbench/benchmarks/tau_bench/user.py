@@ -11,10 +11,10 @@ Beyond upstream, every reply is checked for the simulator's own mistakes (counte
 results' `simulator` block, never changing the reward):
 - `leaked_instruction`: the reply repeats a run of at least LEAK_WORDS consecutive words of
   the instruction verbatim (upstream's rules forbid it; the agent then reads what it should
-  have asked for). Facts the user is meant to give when asked (an order id, a zip code, a
-  name) are runs of one to five words, far below it: LEAK_WORDS = 10 words is copying, not
-  an answer (the longest run any two of the 685 instructions share, boilerplate openings
-  such as "You are ... and you want to", is measured in tests/unit/test_tau_user.py);
+  have asked for). Facts the user is meant to give when asked (a user id, an order number,
+  a zip code, an address) are shorter runs: over all 685 instructions the longest run of
+  id- and number-like words is measured below LEAK_WORDS = 10
+  (tests/unit/test_tau_reward.py), so giving a fact is never counted as a leak;
 - `answered_itself`, `role_switch`: the reply speaks as the agent (turnbench's heuristics of
   `engine.user_quality`: "your refund has been processed", "How can I help you");
 - `stopped_before_change`: the user ended the conversation before any tool changed the
