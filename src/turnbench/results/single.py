@@ -222,6 +222,7 @@ SIMULATOR_PROBLEMS = (
     "answered_itself",
     "role_switch",
     "ended_before_start",
+    "recited_instructions",
 )
 
 
