@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.tau_bench.calculator import calculate
 from turnbench.benchmarks.tau_bench.database import Database, DatabaseState
 from turnbench.benchmarks.tau_bench.domain import TABLES
 from turnbench.benchmarks.tau_bench.tasks import RESPOND, Action, gold_state, load_tasks, replay
@@ -154,21 +153,6 @@ def test_the_terminating_tool_ends_the_conversation():
     base, tools = domain("airline")
     result = tools.call(DatabaseState.fresh(base), "transfer_to_human_agents", {"summary": "x"})
     assert (result.output, result.terminal) == ("Transfer successful", True)
-
-
-@pytest.mark.parametrize(
-    ("expression", "expected"),
-    [
-        ("2 + 2", "4.0"), ("1/3", "0.33"), ("(1+2)*3", "9.0"), ("-2**2", "-4.0"),
-        ("2**-1", "0.5"), ("2 ** 3 ** 2", "512.0"), ("7//2", "3.0"), (" 1.5 + .5", "2.0"),
-        ("10/0", "Error: division by zero"), ("10.0/0", "Error: float division by zero"),
-        ("2 * (3", "Error: invalid syntax (<string>, line 1)"),
-        ("import os", "Error: invalid characters in expression"),
-        ("9**9**9", "Error: result too large"),
-    ],
-)  # fmt: skip
-def test_calculate_computes_as_python_does_without_eval(expression, expected):
-    assert calculate(expression) == expected
 
 
 def test_the_gold_state_leaves_out_the_terminating_tool_and_respond_actions():
