@@ -139,8 +139,17 @@ def test_pass_hat_k_over_trials_and_a_failure_that_says_why(env, data_dir, tmp_p
             return Reply(tool_calls=[tool_call("cancel_reservation", {"reservation_id": "4WQ150"})])
         return perfect(request)
 
+    class Reciting(TauUser):
+        """Task 1's user reads its whole instruction out in its opening (a leak)."""
+
+        def __call__(self, request: dict[str, Any]) -> str:
+            said = super().__call__(request)
+            if self.task_of(request) == 1 and said.startswith("I am calling"):
+                return f"{said} {tasks[1]['instruction']}"
+            return said
+
     out = tmp_path / "trials"
-    with FakeServer(responder=flaky) as agent, FakeServer(responder=TauUser(tasks)) as user:
+    with FakeServer(responder=flaky) as agent, FakeServer(responder=Reciting(tasks)) as user:
         args = command("airline", agent, user, out, "--limit", "2", "--simulations", "3")
         done = run_cli([*args, "--concurrency", "1"], env)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -158,6 +167,13 @@ def test_pass_hat_k_over_trials_and_a_failure_that_says_why(env, data_dir, tmp_p
     wrong = {(d["table"], d["record"]) for d in failure["diff"]}
     assert ("reservations", "4WQ150") in wrong  # the one it cancelled: found changed
     assert all(set(d) == {"table", "record", "path", "expected", "found"} for d in failure["diff"])
+    # the simulated user's slips, per conversation (a task's trials are conversations)
+    simulator = found["simulator"]
+    assert simulator["conversations"] == 6
+    assert list(simulator["conversations_with"]) == [
+        "leaked_instruction", "answered_itself", "role_switch", "stopped_before_change"
+    ]  # fmt: skip
+    assert simulator["conversations_with"]["leaked_instruction"] == 3
 
 
 def test_the_dry_run_sends_nothing_and_sizes_every_role(env, data_dir, tmp_path):

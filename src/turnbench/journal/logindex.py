@@ -260,6 +260,7 @@ class UserTurnDone:
     problems: tuple[str, ...] = ()
     ended: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    trial: int | None = None  # which of several runs of the same conversation
     offset: int = -1
     length: int = 0
 
@@ -687,6 +688,7 @@ class LogIndex:
             problems=tuple(record.problems),
             ended=record.ended,
             meta=dict(record.meta),
+            trial=record.trial,
         )
         if offset >= 0:
             done.offset, done.length = offset, length

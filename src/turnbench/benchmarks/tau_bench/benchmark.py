@@ -44,6 +44,8 @@ from turnbench.samples import UserAsk
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import RequestParams
 
+#: the step limit of an embedded model's conversation when -B max_steps does not set one
+EMBEDDED_MAX_STEPS = 6
 #: failed conversations listed in results, with their diffs (the rest are counted)
 MAX_LISTED_FAILURES = 200
 
@@ -138,6 +140,12 @@ class TauBench(Benchmark):
     user_model = "required"
     default_answer_temperature = 0.0  # upstream's agent temperature
     default_max_new_tokens = 2048
+    #: an embedded model (a smoke run) answers briefly, and its conversation is cut short
+    embedded_max_new_tokens = 160
+    embedded_user_max_tokens = 64
+    simulator_problems = (
+        "leaked_instruction", "answered_itself", "role_switch", "stopped_before_change",
+    )  # fmt: skip
     options_model = TauOptions
     importers: ClassVar[Mapping[str, str]] = {
         "tau-bench": "turnbench.benchmarks.tau_bench.importer:read_trajectories"
@@ -154,7 +162,10 @@ class TauBench(Benchmark):
                 f"{self.name} has no {self.split} split (-B split=): it has "
                 f"{', '.join(self.splits)}"
             )
-        self.max_steps = int(options.get("max_steps") or DEFAULT_MAX_STEPS)
+        default_steps = DEFAULT_MAX_STEPS
+        if (settings.model or "").startswith("local/"):
+            default_steps = EMBEDDED_MAX_STEPS  # (a smoke run: the warning says so)
+        self.max_steps = int(options.get("max_steps") or default_steps)
         self.trials = int(options.get("simulations") or 1)
         self.tau = TauDomain.load(self.domain_name, files, self.split)
 
