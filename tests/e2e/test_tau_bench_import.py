@@ -5,46 +5,10 @@ recomputed one, and a trajectory that did not end as upstream requires scores 0.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 from tests.conftest import run_cli
-from turnbench.benchmarks.tau_bench.database import Database
-from turnbench.benchmarks.tau_bench.domain import TABLES
-from turnbench.benchmarks.tau_bench.tasks import Task, replay
-from turnbench.benchmarks.tau_bench.tools import ToolSet
 from turnbench.journal.threads import with_whole_requests
-
-STOP = "###STOP###"
-
-
-def trajectory(data_dir: Path, domain: str, task_id: int, *, trial: int = 0, cut: bool = False,
-               recorded: float = 1.0) -> dict[str, Any]:  # fmt: skip
-    """One entry of upstream's results file for a run that did the task's gold actions and
-    told the outputs, in upstream's message format (litellm's dumps: content null beside
-    tool calls, `name` on tool results); `cut`: the file stops after the last tool call."""
-    root = data_dir / "tau_bench" / domain
-    task = Task.model_validate(json.loads((root / "tasks_test.json").read_text())[task_id])
-    base = Database.load({t: root / f"{t}.json" for t in TABLES[domain]})
-    tools = ToolSet.for_domain(domain, json.loads((root / "tools.json").read_text()))
-    _, observations = replay(base, tools, task)
-    traj: list[dict[str, Any]] = [
-        {"role": "system", "content": (root / "policy.md").read_text()},
-        {"role": "user", "content": "Hi, I need help."},
-    ]
-    for number, (action, observed) in enumerate(zip(task.actions, observations, strict=True)):
-        call = {"function": {"arguments": json.dumps(action.kwargs), "name": action.name},
-                "id": f"call_{number}", "type": "function"}  # fmt: skip
-        traj.append({"content": None, "role": "assistant", "tool_calls": [call],
-                     "function_call": None})  # fmt: skip
-        traj.append({"role": "tool", "tool_call_id": f"call_{number}", "name": action.name,
-                     "content": observed})  # fmt: skip
-    if not cut:
-        traj.append({"content": f"Done. {' '.join(task.outputs)}", "role": "assistant",
-                     "tool_calls": None, "function_call": None})  # fmt: skip
-        traj.append({"role": "user", "content": STOP})
-    return {"task_id": task_id, "reward": recorded, "info": {"source": "user"}, "traj": traj,
-            "trial": trial}  # fmt: skip
+from turnbench.testing.tau_fakes import gold_trajectory as trajectory
 
 
 def test_recorded_trajectories_are_re_scored_from_their_tool_calls(env, data_dir, tmp_path):
@@ -65,7 +29,10 @@ def test_recorded_trajectories_are_re_scored_from_their_tool_calls(env, data_dir
     records = with_whole_requests(json.loads(line) for line in lines)
     samples = {(r["task_id"], r["trial"]): r for r in records if r["kind"] == "sample"}
     assert {key: s["reward"] for key, s in samples.items()} == {
-        (0, 0): 1.0, (1, 0): 1.0, (2, 0): 0.0, (0, 1): 1.0
+        (0, 0): 1.0,
+        (1, 0): 1.0,
+        (2, 0): 0.0,
+        (0, 1): 1.0,
     }
     assert samples[(1, 0)]["recorded_reward"] == 0.0 and samples[(2, 0)]["recorded_reward"] == 1.0
     assert samples[(2, 0)]["ended"] == "cut_off" and samples[(2, 0)]["detail"]["db_match"]
