@@ -7,6 +7,7 @@ then resume repays nothing finished."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -233,3 +234,25 @@ def test_perturb_is_refused_for_a_conversation_made_at_run_time(env, tmp_path):
         done = run_cli(command("airline", agent, user, tmp_path / "p", "--perturb", "distractor"),
                        env)  # fmt: skip
     assert done.returncode == 2 and "--perturb needs a fixed history" in done.stderr
+
+
+def test_an_embedded_smoke_run_is_said_to_be_one_and_kept_short(env, data_dir, tmp_path):
+    """`--model local/smollm2 --user-model local/smollm2` is a smoke test of the pipeline: the
+    command says so, and without flags that set them the conversation is cut to 6 agent
+    steps of 160-token answers and 64-token user turns (the dry run shows the bounds)."""
+    args = ["run", "--benchmark", "tau-bench-airline", "--limit", "2", "--model",
+            "local/smollm2", "--user-model", "local/smollm2", "--out", str(tmp_path / "dry"),
+            "--dry-run", "--no-progress"]  # fmt: skip
+    done = run_cli(args, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "is a small embedded model playing the conversation" in said
+    assert "its scores mean nothing" in said
+    assert "at its step limit (6 agent steps" in said
+    # 2 tasks x 6 steps of 160 tokens; 2 x 4 user turns of 64
+    assert re.search(r"answers \(local/smollm2\) │ 12 │ [\d,]+ │ 1,920 │", said), said
+    assert re.search(r"user turns \(local/smollm2\) │ 8 │ [\d,]+ │ 512 │", said), said
+    longer = run_cli([*args, "-B", "max_steps=9", "--max-new-tokens", "100"], env)
+    said = " ".join(longer.stdout.split())
+    assert "at its step limit (9 agent steps" in said
+    assert re.search(r"answers \(local/smollm2\) │ 18 │ [\d,]+ │ 1,800 │", said), said
