@@ -141,7 +141,7 @@ def test_report_escapes_answers_and_judge_replies(runs, report_env, tmp_path):
     assert page.count("<script") == 1  # only the report's own filter script
     assert "<img src=x" not in page and "<img src=y" not in page
     assert page.count("</textarea>") == 0 and "<b>bold?</b>" not in page
-    assert "&lt;script&gt;document.title=&quot;pwned&quot;" in page  # shown as text
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;" in page  # shown as text
     assert "&lt;img src=x onerror=" in page and "&lt;/textarea&gt;" in page
     assert "Refusing. &lt;script&gt;window.__pwned=3" in page  # the raw judge reply
     policy = re.search(r'Content-Security-Policy" content="([^"]+)"', page)
@@ -390,7 +390,7 @@ def test_large_dialogues_go_to_pages_beside_the_report(runs, tmp_path):
         assert policy.group(1) in body and body.count("<script") == 1
         assert '<a href="../my%20report.html#dialogues-mt-bench">' in body
     assert "<img src=x" not in joined and "<b>bold?</b>" not in joined
-    assert "&lt;script&gt;document.title=&quot;pwned&quot;" in joined
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;" in joined
     assert "Refusing. &lt;script&gt;window.__pwned=3" in joined
     assert "Compose an engaging travel blog post" in joined
 
