@@ -2,8 +2,8 @@
 
 Each sample is a closed <details> element carrying its group, its turn scores and whether a
 turn failed as data attributes; the page's filter script shows or hides samples by those
-attributes and never builds markup. All dataset text, answers and judge replies are
-escaped here.
+attributes and never builds markup. This module gathers what each sample shows (its
+views); `dialogues.html` draws it, every dataset text, answer and judge reply escaped.
 
 A large run's transcripts do not go into the report file: once the rendered dialogues pass
 `Pages.inline_limit` bytes, they are written to page files in a folder beside the report

@@ -2,9 +2,11 @@
 
 Sections: summary per model, the benchmark's charts, pairwise outcomes, the comparison of
 runs (when several models or runs of one benchmark are given), judge diagnostics, and the
-dialogue browser. Numbers come from results.json (rebuilt from the log by the run itself);
-dialogues, answers and judge replies come from the log. The file needs no network: CSS,
-script and charts (SVG data URIs) are inline.
+dialogue browser. Numbers come from results.json (rebuilt from the log by the run itself),
+read into its typed model (`Run.typed`); dialogues, answers and judge replies come from the
+log. Each section is a module of its own rendering a template (`templating.py`); this one
+puts them in order. The file needs no network: CSS, script and charts (SVG data URIs) are
+inline.
 """
 
 from __future__ import annotations

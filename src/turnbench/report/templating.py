@@ -7,9 +7,10 @@ content policy: `assets.py`) and text made breakable by `markup.breakable`, whic
 every piece of it first. A chart is a `data:` URI string (`charts.py` escapes each label
 inside its SVG) and goes into an attribute like any other text.
 
-The filters and macros here (`num`, `ci`, `signed`, `macros.html`: tables, badges, cells,
-sections) are the ones a page of `turnbench view` needs too: `environment(extra)` puts a
-folder of other templates before these, so they can extend and import them.
+The filters and macros here (`FILTERS`: `num`, `ci`, `long_text`; `macros.html`: tables,
+cells, badges, charts, sections) are what a page of `turnbench view` needs too: an
+environment over the view's folder and `TEMPLATES` with these filters can import them (the
+view is a higher layer; this module never imports it).
 """
 
 from __future__ import annotations
@@ -19,48 +20,31 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, Template
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from turnbench.report.cells import CELL_TYPES
-from turnbench.report.markup import breakable, fmt, fmt_ci, long_text
+from turnbench.report.markup import fmt, fmt_ci, long_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def signed(value: Any, digits: int = 2) -> str:
-    """A difference with its sign ("+0.50"); "–" for no number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "–"
-    return f"{value:+.{digits}f}"
-
-
-def thousands(value: int) -> str:
-    return f"{value:,}"
-
-
-FILTERS: Mapping[str, Any] = {
-    "num": fmt,
-    "ci": fmt_ci,
-    "signed": signed,
-    "thousands": thousands,
-    "breakable": breakable,
-    "long_text": long_text,
-}
+#: the report's number formats (`num`: a number to 2 places, "–" for none; `ci`: "[low,
+#: high]"), written as the view's filters of those names write numbers, and `long_text`
+#: for untrusted text (markup.long_text)
+FILTERS: Mapping[str, Any] = {"num": fmt, "ci": fmt_ci, "long_text": long_text}
 
 
 def _is_cell(value: Any) -> bool:
     return isinstance(value, CELL_TYPES)
 
 
-def make_environment(extra: Path | None = None) -> Environment:
-    """An environment over the report's templates (and `extra`'s first, when given), with
-    autoescape on and undefined names an error rather than empty text."""
-    loaders = [FileSystemLoader(str(TEMPLATES))]
-    if extra is not None:
-        loaders.insert(0, FileSystemLoader(str(extra)))
+@functools.cache
+def environment() -> Environment:
+    """The report's environment (made once per process): autoescape on, and a name a
+    template does not get is an error rather than empty text."""
     env = Environment(
-        loader=ChoiceLoader(loaders),
+        loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
         undefined=StrictUndefined,
         auto_reload=False,  # (the package's files do not change while it runs)
@@ -68,12 +52,6 @@ def make_environment(extra: Path | None = None) -> Environment:
     env.filters.update(FILTERS)
     env.tests["cell"] = _is_cell
     return env
-
-
-@functools.cache
-def environment() -> Environment:
-    """The report's environment (made once per process)."""
-    return make_environment()
 
 
 @functools.cache
