@@ -85,10 +85,22 @@ class Pages:
 
 @dataclass
 class JudgeView:
-    """A judgment under an answer: its outcome and the judge's replies."""
+    """A judgment under an answer: its prompt, outcome and the judge's replies."""
 
-    record: JudgmentDone
-    outputs: list[str]
+    title: str  # the prompt's name and the re-asks
+    score: str | None  # None: unparseable
+    replies: list[tuple[str, str]]  # (what it replies to, the reply)
+    parse_error: str | None
+
+    @classmethod
+    def of(cls, record: JudgmentDone, outputs: list[str]) -> JudgeView:
+        title = record.prompt_name + (f" · re-asks {record.reasks}" if record.reasks else "")
+        score = fmt(record.score, 1) if record.status == "scored" else None
+        replies = [
+            ("judge reply" if index == 0 else f"reply to re-ask {index}", output)
+            for index, output in enumerate(outputs)
+        ]
+        return cls(title, score, replies, record.parse_error)
 
 
 @dataclass
@@ -96,7 +108,8 @@ class AnswerView:
     """One model's answer to one turn, with its score and judgment."""
 
     label: str
-    badge: tuple[str, str] | None  # (kind, text): "score", "fail", "no_change"; None: none
+    badge: str | None  # "score" (a score), "fail", "no_change" (a badge); None: nothing
+    shown: str  # the score or the badge's text
     text: str | None  # None: no answer recorded
     notes: list[str]
     judge: JudgeView | None
@@ -131,13 +144,6 @@ class SummaryView:
     data_scores: str
 
 
-@dataclass
-class SampleView:
-    anchor: str
-    summary: SummaryView
-    turns: list[TurnView]
-
-
 def _score_badge(
     record: JudgmentDone | None, failure: str | None, answered: bool
 ) -> tuple[str, str] | None:
@@ -165,9 +171,11 @@ def _answer(entry: Entry, key: TurnKey, failures: dict[TurnKey, str], shown: Sho
         notes.append(f"request failed (a re-run retries it): {failure}")
     judge = None
     if record is not None:
-        judge = JudgeView(record, list(shown.get((id(entry.run), record.offset), [])))
+        judge = JudgeView.of(record, list(shown.get((id(entry.run), record.offset), [])))
     badge = None if is_pairwise(entry.run) else _score_badge(record, failure, answer is not None)
-    return AnswerView(entry.label, badge, None if answer is None else str(text or ""), notes, judge)
+    kind, label = badge or (None, "")
+    text = None if answer is None else str(text or "")
+    return AnswerView(entry.label, kind, label, text, notes, judge)
 
 
 def _game(record: JudgmentDone, replies: list[str]) -> GameView:
@@ -212,7 +220,7 @@ class _Context:
     records: dict[str, list[tuple[Run, AnswerDone | JudgmentDone]]] = field(
         default_factory=dict
     )  # sample -> what its block shows (read from the log when it is rendered)
-    summaries: dict[str, SummaryView] = field(default_factory=dict)
+    openings: dict[str, Markup] = field(default_factory=dict)  # sample -> its drawn summary
 
     def index(self) -> None:
         for entry in self.entries:
@@ -351,14 +359,17 @@ def _index_row(context: _Context, pages: Pages, sample: str, number: int, page: 
     """One sample in the report when its dialogue is on a page: its summary and a link."""
     target = sample_anchor(context.benchmark, sample)
     href = pages.href(_page_name(number, page), target)
-    return _macro("index_row")(target, _summary(context, sample), href, page)
+    return _macro("index_row")(_opening(context, sample), href, page)
 
 
-def _summary(context: _Context, sample: str) -> SummaryView:
-    """A sample's summary (made once: a paged report shows it in the report and a page)."""
-    found = context.summaries.get(sample)
+def _opening(context: _Context, sample: str) -> Markup:
+    """A sample's <details> opening with its summary (drawn once: a paged report shows it
+    in the report and on a page)."""
+    found = context.openings.get(sample)
     if found is None:
-        found = context.summaries[sample] = _make_summary(context, sample)
+        anchor = sample_anchor(context.benchmark, sample)
+        found = _macro("opening")(anchor, _make_summary(context, sample))
+        context.openings[sample] = found
     return found
 
 
@@ -426,5 +437,4 @@ def _sample_block(context: _Context, sample: str) -> Markup:
                 games,
             )
         )
-    view = SampleView(sample_anchor(context.benchmark, sample), _summary(context, sample), turns)
-    return _macro("sample")(view)
+    return _macro("sample")(_opening(context, sample), turns)

@@ -8,6 +8,7 @@ piece of the text before anything is joined, and return `Markup` only of that.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -76,6 +77,8 @@ def breakable(text: Any) -> Markup:
     break (<wbr>) every RUN_STEP characters and anywhere (class "long"), so no line of the
     page's layout has to shape one huge word again and again (see RUN_STEP)."""
     value = "" if text is None else str(text)
+    if len(value) <= RUN_STEP or _LONG_RUN.search(value) is None:
+        return escape(value)  # (most texts: no run to break)
     parts: list[Markup] = []
     last = 0
     for match in _LONG_RUN.finditer(value):
@@ -86,19 +89,25 @@ def breakable(text: Any) -> Markup:
     return Markup("").join(parts)
 
 
+@functools.cache
+def _block(tag: str, css_class: str) -> tuple[Markup, Markup]:
+    """The start and end tags of a text block."""
+    if tag not in _BLOCKS:
+        raise ValueError(f"not a text block: {tag}")
+    block = Markup(tag)  # (one of _BLOCKS: no text of the caller's)
+    start = Markup('<{} class="{}">').format(block, css_class) if css_class else f"<{block}>"
+    return Markup(start), Markup(f"</{block}>")
+
+
 def long_text(text: Any, css_class: str = "", tag: str = "div") -> Markup:
     """Untrusted text as an escaped `tag` block of `css_class` (breakable, see RUN_STEP).
     Text longer than FOLD_LIMIT characters shows its first FOLD_LIMIT and keeps the rest,
     complete, in a closed "show the rest" details below it: a closed details is not laid
     out, so a huge answer costs nothing until the reader asks for it."""
     value = "" if text is None else str(text)
-    if tag not in _BLOCKS:
-        raise ValueError(f"not a text block: {tag}")
-    block = Markup(tag)  # (one of _BLOCKS: no text of the caller's)
-    start = Markup('<{} class="{}">').format(block, css_class) if css_class else f"<{block}>"
-    start, end = Markup(start), Markup(f"</{block}>")
-    if len(value) <= FOLD_LIMIT:
-        return start + breakable(value) + end
+    start, end = _block(tag, css_class)
+    if len(value) <= FOLD_LIMIT:  # (joined as text: every part is markup already)
+        return Markup("".join((start, breakable(value), end)))
     cut = cut_at(value, FOLD_LIMIT)
     head, rest = value[:cut], value[cut:]
     return Markup(_FOLDED).format(
