@@ -215,12 +215,14 @@ def main() -> None:
             server.wait(timeout=10)
         report = [sys.executable, "-m", "turnbench", "report", str(run)]
         times: dict[str, list[float]] = {name: [] for name, _ in reporters}
+        cpu: dict[str, list[float]] = {name: [] for name, _ in reporters}
         for index in range(args.rounds):
             for name, report_env in reporters:  # (alternating: the machine's drift is shared)
                 wall, peak, code, tail = measured(report, report_env)
                 if code != 0:
                     raise SystemExit(f"the {name}report failed ({code}):\n{tail}")
                 times[name].append(wall)
+                cpu[name].append(CPU[-1])
                 page, beside = html_size(run)
                 print(
                     f"{name}report  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
@@ -231,7 +233,8 @@ def main() -> None:
                 )
         if len(reporters) == 2:
             ratio = statistics.median(times[""]) / statistics.median(times["baseline "])
-            print(f"report time / baseline report time (medians): x{ratio:.3f}")
+            used = statistics.median(cpu[""]) / statistics.median(cpu["baseline "])
+            print(f"report / baseline report, medians: time x{ratio:.3f}, CPU x{used:.3f}")
         if args.keep is not None:
             shutil.copytree(run, args.keep, dirs_exist_ok=True)
 
