@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_results_schema import minimal_run
 from turnbench.errors import UserError
 from turnbench.report.compare import (
     Row,
@@ -65,49 +66,12 @@ def make_entry(
 
 
 def run_results(benchmark: str, model: str, judge: str, provenance: dict) -> dict:
-    """The results.json of a finished `turnbench run` (the keys its typed shape requires;
-    the comparison reads the scores from the records)."""
-    counts = {"expected": 0, "judged": 0, "failed": 0, "pending": 0, "reasks": 0, "answers": 0}
-    return {
-        "schema_version": 2,
-        "benchmark": benchmark,
-        "model": model,
-        "judge": judge,
-        "judges": [judge],
-        "complete": True,
-        "overall": None,
-        "counts": counts,
-        "parse_failures": [],
-        "usage": {},
-        "request_failures": [],
-        "started_at": "2026-01-01T00:00:00Z",
-        "finished_at": "2026-01-01T00:00:01Z",
-        "wall_seconds": 1.0,
-        "provenance": {
-            "turnbench_version": "0.1.0",
-            "schema_version": 2,
-            "mode": "run",
-            "judging": "single",
-            "max_reasks": None,
-            "prompt_versions": {},
-            "data_sha256": {},
-            "reference_sha256": None,
-            "answers_sha256": {},
-            "options": {},
-            "limit": None,
-            "demo": False,
-            "endpoints": {},
-            "answer_sampling": None,
-            "judge_sampling": None,
-            "answer_params_sent": [],
-            "judge_params_sent": [],
-            "model_reported": [],
-            "model_system_fingerprints": [],
-            "judge_reported": [],
-            "judge_system_fingerprints": [],
-            **provenance,
-        },
-    }
+    """The results.json of a finished `turnbench run` (the keys its typed shape requires,
+    no score tables: the comparison reads the scores from the records)."""
+    results = {k: v for k, v in minimal_run().items() if not k.startswith("by_")}
+    results.update(benchmark=benchmark, model=model, judge=judge, judges=[judge])
+    results["provenance"] = {**results["provenance"], "judge_sampling": None, **provenance}
+    return results
 
 
 def mt_bench_entry(name: str, scores: dict[int, tuple[str, list[float | None]]], **kw) -> Entry:
