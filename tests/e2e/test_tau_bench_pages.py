@@ -65,15 +65,36 @@ def test_the_viewer_shows_a_failed_conversation_with_its_tool_calls_and_diff(tau
     assert status == shown == 200
     assert 'href="/conversation/0/tau?sample=0"' in run
     # the transcript in the order it was held: user, the tool call (folded), agent, user
+    assert_transcript(page)
+
+
+def assert_transcript(page: str) -> None:
+    """The conversation of task 0 as `hostile_agent` held it, with its outcome."""
     order = [page.index(part) for part in (
         "I am calling about task 0.", '<details class="tool-call">', "get_reservation_details",
-        "Done. &lt;script&gt;", "###STOP###")]  # fmt: skip
-    assert order == sorted(order)
-    assert "Error: user not found" in page  # the result (upstream's words for it), folded
+        "Error: user not found", "Done. &lt;script&gt;", "###STOP###")]  # fmt: skip
+    assert order == sorted(order)  # (the result, upstream's words for it, inside the fold)
     # the outcome and why it failed: the gold state's new reservation is missing
     assert "score 0.00" in page and "ended: user_stop" in page
-    assert "Database against the gold state" in page and "<td>reservations</td>" in page
+    assert "Database against the gold state" in page and ">reservations</td>" in page
     assert "HATHAT" in page
     # nothing the agent or a tool wrote is markup
     assert SCRIPT not in page and PROBE not in page
     assert "&lt;img src=x onerror=" in page
+
+
+def test_the_report_lists_the_failure_with_why_and_holds_its_transcript(tau_run, tmp_path):
+    from tests.conftest import cli_env, shared_data_dir
+
+    env = cli_env(shared_data_dir(), tmp_path / "env")
+    out = tmp_path / "report.html"
+    done = run_cli(["report", str(tau_run / "tau"), "--out", str(out)], env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = out.read_text("utf-8")
+    assert "tau-bench-airline: conversations" in page and "0 of 1 conversation passed" in page
+    # the failure's line: why, linked to its transcript in the same file
+    assert 'href="#conversation-1-0-0"' in page and 'id="conversation-1-0-0"' in page
+    assert "database differs from the gold state" in page
+    assert "pass^k" in page and "none (scored by the benchmark)" in page
+    assert "Judge diagnostics" not in page  # (no judge took part)
+    assert_transcript(page)

@@ -256,3 +256,24 @@ def test_an_embedded_smoke_run_is_said_to_be_one_and_kept_short(env, data_dir, t
     said = " ".join(longer.stdout.split())
     assert "at its step limit (9 agent steps" in said
     assert re.search(r"answers \(local/smollm2\) │ 18 │ [\d,]+ │ 1,800 │", said), said
+
+
+def test_compare_pairs_the_tasks_of_two_runs_by_their_rewards(env, data_dir, tmp_path):
+    """A task's conversations are its sample's scores (its trials paired with the same
+    trials of the other run), so `turnbench compare` finds the perfect agent better."""
+    tasks = tasks_of(data_dir, "airline")
+    runs = {}
+    for name, agent_player in (("lazy", LazyAgent()), ("perfect", PerfectAgent(tasks))):
+        with (
+            FakeServer(responder=agent_player) as agent,
+            FakeServer(responder=TauUser(tasks)) as user,
+        ):
+            runs[name] = tmp_path / name
+            done = run_cli(command("airline", agent, user, runs[name], "--limit", "8"), env)
+            assert done.returncode == 0, done.stdout + done.stderr
+    compared = run_cli(["compare", str(runs["lazy"]), str(runs["perfect"]), "--json"], env)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    report = json.loads(compared.stdout)
+    assert [row["n"] for row in report["rows"]] == [8]
+    assert report["overall"]["verdict"] == "better"
+    assert report["overall"]["delta"] == pytest.approx(1.0 - results(runs["lazy"])["overall"])

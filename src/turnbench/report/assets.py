@@ -84,6 +84,16 @@ details.sample[open] > summary { border-bottom:1px solid var(--line); background
 .long { word-break:break-all; }
 details.more > summary { cursor:pointer; font-size:12px; color:var(--accent); margin:2px 0; }
 .score { font-weight:700; }
+details.transcript { border:1px solid var(--line); border-radius:6px; margin:6px 0;
+                     background:#fcfcfd; padding:0 12px; }
+details.transcript > summary { cursor:pointer; padding:6px 0; }
+.lines { padding:4px 0 10px; }
+.line { margin:6px 0; }
+.answer-text { white-space:pre-wrap; overflow-wrap:anywhere; padding:4px 8px; border-radius:4px; }
+.line.user .answer-text { background:#eef3fb; border-left:3px solid var(--accent); }
+.line.agent .answer-text { border:1px solid var(--line); background:#fff; }
+details.tool-call { border-left:3px solid #c9c9d1; margin:6px 0; padding:2px 8px; }
+details.tool-call > summary { cursor:pointer; }
 """
 
 SCRIPT = """

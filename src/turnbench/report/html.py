@@ -24,6 +24,7 @@ from turnbench.journal.logindex import UserTurnDone
 from turnbench.report.assets import page
 from turnbench.report.browser import INLINE_LIMIT, PAGE_LIMIT, Pages, dialogue_browser
 from turnbench.report.comparison_section import comparison_markup, comparisons_section
+from turnbench.report.conversations import conversations_section, scored_whole, transcripts_body
 from turnbench.report.diagnostics import diagnostics_section
 from turnbench.report.pairwise_section import pairwise_section
 from turnbench.report.reading import is_pairwise, pairwise_of
@@ -140,6 +141,16 @@ def report_body(runs: list[Run], options: ReportOptions, warn: Warn | None = Non
                     f"{benchmark} scores",
                 )
             )
+        conversations = conversations_section(single, options.sample_href)
+        if conversations is not None:
+            sections.append(
+                Section(
+                    f"conversations-{benchmark}",
+                    f"{benchmark}: conversations",
+                    conversations,
+                    f"{benchmark} conversations",
+                )
+            )
         if len(single) > 1:
             body = comparisons_section(
                 benchmark,
@@ -164,8 +175,9 @@ def report_body(runs: list[Run], options: ReportOptions, warn: Warn | None = Non
             sections.append(
                 Section(ident, f"Pairwise: {run.label}", body, f"pairwise: {run.label}")
             )
-    diagnostics = diagnostics_section(entries, options.sample_href)
-    sections.append(Section("judge", "Judge diagnostics", diagnostics, "Judge diagnostics"))
+    if any(run.typed.judges for run in runs) or any(e.judgments for e in entries):
+        diagnostics = diagnostics_section(entries, options.sample_href)
+        sections.append(Section("judge", "Judge diagnostics", diagnostics, "Judge diagnostics"))
     trust = trust_section(entries, runs)
     if trust:
         sections.append(Section("trust", "Judge trust", trust, "Judge trust"))
@@ -180,7 +192,7 @@ def report_body(runs: list[Run], options: ReportOptions, warn: Warn | None = Non
             Section(
                 f"dialogues-{benchmark}",
                 f"{benchmark}: dialogues",
-                render("dialogues_section.html", browser=browser),
+                Markup(browser),  # (rendered by the templates above)
                 f"{benchmark} dialogues",
             )
         )
@@ -216,7 +228,11 @@ def _dialogues_started(
 
     def render() -> tuple[list[str], list[Path]]:
         browsers = [
-            dialogue_browser(benchmark, bench_entries, texts, options.pages, number)
+            transcripts_body(bench_entries, options.inline_limit)
+            if scored_whole(bench_entries)
+            else dialogues_intro(
+                dialogue_browser(benchmark, bench_entries, texts, options.pages, number)
+            )
             for number, benchmark, bench_entries, texts in jobs
         ]
         return browsers, list(options.pages.written) if options.pages is not None else []
@@ -225,6 +241,11 @@ def _dialogues_started(
     if parallel is None:
         parallel = sum(len(e.answers) + len(e.judgments) for e in entries) >= PARALLEL_ITEMS
     return forked(render) if parallel else render
+
+
+def dialogues_intro(browser: str) -> str:
+    """A turn-by-turn dialogue browser with how to read it."""
+    return str(render("dialogues_section.html", browser=Markup(browser)))
 
 
 def _run_notes(runs: list[Run]) -> list[str]:

@@ -57,7 +57,7 @@ def _summary_rows(entries: list[Entry]) -> tuple[list[list[object]], list[str]]:
                 counts.pending,
                 counts.reasks,
                 Badge("complete", "ok") if results.complete else Badge("incomplete", "fail"),
-                entry.run.judge,
+                entry.run.judge or "none (scored by the benchmark)",
             ]
         )
     return rows, list(notes.values())

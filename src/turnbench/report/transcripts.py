@@ -26,6 +26,7 @@ from turnbench.journal.logindex import (
     StepDone,
     UserTurnDone,
 )
+from turnbench.store.rundir import sample_sort_key
 
 MAX_VALUE_CHARS = 2_000  # a diff's value or a tool's output beyond this is cut (and says so)
 
@@ -45,6 +46,7 @@ class Line:
 
 @dataclass
 class Transcript:
+    sample: str
     model: str
     trial: int | None
     entries: list[Line] = field(default_factory=list)
@@ -132,19 +134,21 @@ def _ordered(
 
 
 def transcripts(
-    done: Iterable[Done], sample: str, text_of: Callable[[AnswerDone], str]
+    done: Iterable[Done], text_of: Callable[[AnswerDone], str], sample: str | None = None
 ) -> list[Transcript]:
-    """The transcripts of `sample` (by model, then trial) when it was scored as a whole or
-    holds tool steps; [] for a sample of turn-by-turn judging. `text_of`: an answer's text
-    when the index keeps none (an imported one: read from its record)."""
-    parts: dict[tuple[str, int | None], dict[str, Any]] = {}
-    whole = False
+    """The transcripts of the samples scored as a whole or holding tool steps (of `sample`
+    only, when given), by sample, model and trial; a sample of turn-by-turn judging has
+    none. `text_of`: an answer's text when the index keeps none (an imported answer: read
+    from its record)."""
+    parts: dict[tuple[str, str, int | None], dict[str, Any]] = {}
+    whole: set[str] = set()
     for item in done:
-        if str(item.sample_id) != sample or getattr(item, "arm", None) is not None:
+        if isinstance(item, JudgmentDone) or getattr(item, "arm", None) is not None:
             continue
-        if isinstance(item, JudgmentDone):
+        name = str(item.sample_id)
+        if sample is not None and name != sample:
             continue
-        key = (item.model, getattr(item, "trial", None))
+        key = (name, item.model, getattr(item, "trial", None))
         part = parts.setdefault(key, {"users": {}, "answers": {}, "steps": {}, "sample": None})
         if isinstance(item, UserTurnDone):
             part["users"][item.turn] = item
@@ -152,19 +156,24 @@ def transcripts(
             part["answers"][item.turn] = item
         elif isinstance(item, StepDone):
             part["steps"][item.turn] = item
-            whole = True
+            whole.add(name)
         elif isinstance(item, SampleDone):
             part["sample"] = item
-            whole = True
-    if not whole:
-        return []
+            whole.add(name)
     found = []
-    for model, trial in sorted(parts, key=lambda k: (k[0], k[1] if k[1] is not None else -1)):
-        part = parts[(model, trial)]
-        transcript = Transcript(
-            model, trial, _ordered(part["users"], part["answers"], part["steps"], text_of)
-        )
+    for key in sorted(parts, key=_order):
+        name, model, trial = key
+        if name not in whole:
+            continue
+        part = parts[key]
+        lines = _ordered(part["users"], part["answers"], part["steps"], text_of)
+        transcript = Transcript(name, model, trial, lines)
         if part["sample"] is not None:
             _outcome(transcript, part["sample"])
         found.append(transcript)
     return found
+
+
+def _order(key: tuple[str, str, int | None]) -> tuple[Any, ...]:
+    name, model, trial = key
+    return (sample_sort_key(name), model, -1 if trial is None else trial)

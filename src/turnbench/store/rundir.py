@@ -37,6 +37,7 @@ from turnbench.journal.logindex import (
     AnswerDone,
     JudgmentDone,
     LogIndex,
+    SampleDone,
     record_group,
 )
 from turnbench.journal.runlog import (
@@ -346,7 +347,26 @@ class Entry:
                 score.failed = True
         for sample, _ in self.open_failures:
             scores.setdefault(sample, SampleScore(groups.get(sample))).failed = True
+        for done in self.conversations:  # a sample scored whole: its trials stand as turns
+            if done.score is None:
+                continue
+            score = scores.setdefault(str(done.sample_id), SampleScore(done.group))
+            score.turns[done.trial or 0] = done.score
         return scores
+
+    @cached_property
+    def conversations(self) -> list[SampleDone]:
+        """This model's samples scored as a whole (one per trial of a conversation: an
+        agent's with its tools), in sample and trial order; [] for turn-by-turn judging."""
+        if self.arm is not None:
+            return []
+        found = [
+            done
+            for done in self.run.index.done.values()
+            if isinstance(done, SampleDone) and done.model == self.model
+        ]
+        found.sort(key=lambda d: (sample_sort_key(str(d.sample_id)), d.trial or 0))
+        return found
 
     def groups(self) -> dict[str, str]:
         """sample id -> category or task, from the records."""

@@ -25,6 +25,7 @@ from markupsafe import Markup
 from turnbench.errors import UserError
 from turnbench.journal.logindex import AnswerDone, JudgmentDone, SampleDone, StepDone
 from turnbench.journal.runlog import LOG_NAME
+from turnbench.report import conversations
 from turnbench.report.markup import breakable
 from turnbench.report.transcripts import Transcript, transcripts
 from turnbench.store.resultsfile import RESULTS_NAME
@@ -143,7 +144,7 @@ class RunCache:
             record = run.load(done)
             return record.text if isinstance(record, AnswerRecord) else ""
 
-        acted = transcripts(run.index.done.values(), sample, text_of)
+        acted = transcripts(run.index.done.values(), text_of, sample)
         if acted:
             return self._acted(run, rundir, sample, acted, others)
         answers: list[AnswerDone] = []
@@ -199,30 +200,7 @@ class RunCache:
     ) -> dict[str, Any]:
         """A conversation scored as a whole: its transcripts (user, agent, tool calls) and
         each one's outcome (score, how it ended, why it failed)."""
-        shown = [
-            {
-                "model": t.model,
-                "trial": t.trial,
-                "scored": t.scored,
-                "score": t.score,
-                "ended": t.ended,
-                "facts": t.facts,
-                "missing_outputs": [shown_text(item) for item in t.missing_outputs],
-                "diff": [{k: shown_text(v) for k, v in row.items()} for row in t.diff],
-                "lines": [
-                    {
-                        "kind": line.kind,
-                        "step": line.step,
-                        "text": shown_text(line.text),
-                        "name": line.name,
-                        "arguments": shown_text(line.arguments),
-                        "output": shown_text(line.output),
-                    }
-                    for line in t.entries
-                ],
-            }
-            for t in acted
-        ]
+        shown = [conversations.shown(t, t.model) for t in acted]
         return {
             "error": None,
             "sample": sample,

@@ -24,8 +24,10 @@ from turnbench.benchmarks.base import (
     BenchmarkSettings,
     JudgeTask,
     Pair,
+    ReportSpec,
     Sample,
     ScoredSample,
+    ScoreTable,
     TableRow,
     TextTable,
     Turn,
@@ -143,6 +145,13 @@ class TauBench(Benchmark):
     #: an embedded model (a smoke run) answers briefly, and its conversation is cut short
     embedded_max_new_tokens = 160
     embedded_user_max_tokens = 64
+    report = ReportSpec(
+        tables=(ScoreTable("pass^k: the chance that k trials of a task all succeed",
+                           "pass_hat_k", row_title="k"),),
+        overall_note="tau-bench: the mean reward of whole conversations (pass^1), computed "
+        "from the final database and what the agent told the user",
+        summary_fields=("split", "trials"),
+    )  # fmt: skip
     simulator_problems = (
         "leaked_instruction", "answered_itself", "role_switch", "stopped_before_change",
     )  # fmt: skip
