@@ -123,7 +123,7 @@ def main() -> None:
     show("goal sentences in the first person against their system message", stated)
     rules = prompts["system"].split("\n\n")[-1]
     parts: dict[str, list[int]] = {"whole": [], "persona": [], "goal": [], "rules": []}
-    for (system, facts, sentences), instruction in zip(made, instructions, strict=True):
+    for system, facts, sentences in made:
         persona, goal = sentences[0], " ".join(sentences[1:]) or sentences[0]
         shown = {
             "whole": "My instructions are: " + system,

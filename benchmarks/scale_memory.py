@@ -19,7 +19,12 @@ own:
 Goals (issue 14, item 7): at most 300 MB resident for each; the resume within 2.5 s; the
 report within 4 s and at most 6 MB of HTML in the report file.
 
+With `--baseline-src DIR` the report of the same run directory is also made by another
+checkout's source (e.g. main before a change), the two alternating round by round, and the
+ratio of their median times is printed.
+
     .venv/bin/python benchmarks/scale_memory.py [--models 8] [--rounds 2] [--keep DIR]
+        [--baseline-src /tmp/old/src]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,6 +132,13 @@ def html_size(run: Path) -> tuple[float, float]:
     return report.stat().st_size / 1e6, beside / 1e6
 
 
+def copied(src: Path) -> Path:
+    """Another checkout's src (e.g. main), copied: compiling it writes byte code into it."""
+    copy = Path(tempfile.mkdtemp(prefix="tb-scale-src-")) / "src"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("*.pyc"))
+    return copy
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=8)
@@ -133,6 +146,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="resume and report repetitions")
     parser.add_argument("--keep", type=Path, help="Keep the run directory here.")
     parser.add_argument("--src", type=Path, help="Measure turnbench from this src instead.")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="Also make the report with this src, alternating with the one measured.",
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -142,11 +160,15 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TURNBENCH_"))}
     env["TURNBENCH_DATA_DIR"] = str(args.data_dir.resolve())
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
-    if args.src is not None:  # another checkout (e.g. main), copied: compiling writes to it
-        copy = Path(tempfile.mkdtemp(prefix="tb-scale-src-")) / "src"
-        shutil.copytree(args.src, copy, ignore=shutil.ignore_patterns("*.pyc"))
-        env["PYTHONPATH"] = str(copy)
+    if args.src is not None:
+        env["PYTHONPATH"] = str(copied(args.src))
     env = compiled_env(env, Path(env["PYTHONPATH"].split(os.pathsep)[0]))
+    reporters = [("", env)]
+    if args.baseline_src is not None:
+        baseline = copied(args.baseline_src)
+        reporters.insert(
+            0, ("baseline ", compiled_env({**env, "PYTHONPATH": str(baseline)}, baseline))
+        )
     with tempfile.TemporaryDirectory(prefix="tb-scale-") as tmp:
         workdir = Path(tmp)
         turns = write_answers(args.data_dir, workdir / "answers", args.models)
@@ -192,18 +214,27 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=10)
         report = [sys.executable, "-m", "turnbench", "report", str(run)]
+        times: dict[str, list[float]] = {name: [] for name, _ in reporters}
+        cpu: dict[str, list[float]] = {name: [] for name, _ in reporters}
         for index in range(args.rounds):
-            wall, peak, code, tail = measured(report, env)
-            if code != 0:
-                raise SystemExit(f"the report failed ({code}):\n{tail}")
-            page, beside = html_size(run)
-            print(
-                f"report  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
-                f"  html {page:5.1f} MB (+{beside:.1f} MB beside it)"
-                "  (goal <= 4 s, <= 300 MB, <= 6 MB)"
-                f"  [round {index + 1}]",
-                flush=True,
-            )
+            for name, report_env in reporters:  # (alternating: the machine's drift is shared)
+                wall, peak, code, tail = measured(report, report_env)
+                if code != 0:
+                    raise SystemExit(f"the {name}report failed ({code}):\n{tail}")
+                times[name].append(wall)
+                cpu[name].append(CPU[-1])
+                page, beside = html_size(run)
+                print(
+                    f"{name}report  {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                    f"  html {page:5.1f} MB (+{beside:.1f} MB beside it)"
+                    "  (goal <= 4 s, <= 300 MB, <= 6 MB)"
+                    f"  [round {index + 1}]",
+                    flush=True,
+                )
+        if len(reporters) == 2:
+            ratio = statistics.median(times[""]) / statistics.median(times["baseline "])
+            used = statistics.median(cpu[""]) / statistics.median(cpu["baseline "])
+            print(f"report / baseline report, medians: time x{ratio:.3f}, CPU x{used:.3f}")
         if args.keep is not None:
             shutil.copytree(run, args.keep, dirs_exist_ok=True)
 

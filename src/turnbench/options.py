@@ -32,6 +32,10 @@ class JudgeOption(BaseModel):
     api_key_env: str | None = None
 
 
+#: the token limit of a simulated user's turn when --user-max-tokens is not given
+DEFAULT_USER_MAX_TOKENS = 512
+
+
 @dataclasses.dataclass(frozen=True)
 class RoleFields:
     """Where one role's flag family lands in `EvalOptions` (`cli.flags.role_flags` declares
@@ -81,7 +85,7 @@ class EvalOptions:
     user_base_url: list[str] = Field(default_factory=list)
     user_api_key_env: str | None = None
     user_temperature: float | None = Field(default=None, ge=0)  # None: the benchmark's (1)
-    user_max_tokens: int = Field(default=512, ge=1, le=MAX_TOKEN_LIMIT)
+    user_max_tokens: int = Field(default=DEFAULT_USER_MAX_TOKENS, ge=1, le=MAX_TOKEN_LIMIT)
     user_concurrency: Concurrency | None = None  # None: --concurrency
     strict_user: bool = False  # re-ask the user model when its turn breaks a rule
     # where

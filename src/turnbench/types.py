@@ -45,6 +45,14 @@ class SystemMessage(TypedDict):
     content: str
 
 
+class DeveloperMessage(TypedDict):
+    """OpenAI's newer name for system instructions (Anthropic's path sends it as system
+    text); a log of an imported or hand-written conversation may hold it."""
+
+    role: Literal["developer"]
+    content: str
+
+
 class UserMessage(TypedDict):
     role: Literal["user"]
     content: str
@@ -71,7 +79,8 @@ class ToolMessage(TypedDict):
 #: a chat message, as OpenAI-compatible clients send it (a plain dict: every text-only
 #: request is byte for byte what it always was); read by its role
 Message = Annotated[
-    SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
+    SystemMessage | DeveloperMessage | UserMessage | AssistantMessage | ToolMessage,
+    Field(discriminator="role"),
 ]
 
 

@@ -141,7 +141,7 @@ def test_report_escapes_answers_and_judge_replies(runs, report_env, tmp_path):
     assert page.count("<script") == 1  # only the report's own filter script
     assert "<img src=x" not in page and "<img src=y" not in page
     assert page.count("</textarea>") == 0 and "<b>bold?</b>" not in page
-    assert "&lt;script&gt;document.title=&quot;pwned&quot;" in page  # shown as text
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;" in page  # shown as text
     assert "&lt;img src=x onerror=" in page and "&lt;/textarea&gt;" in page
     assert "Refusing. &lt;script&gt;window.__pwned=3" in page  # the raw judge reply
     policy = re.search(r'Content-Security-Policy" content="([^"]+)"', page)
@@ -390,7 +390,7 @@ def test_large_dialogues_go_to_pages_beside_the_report(runs, tmp_path):
         assert policy.group(1) in body and body.count("<script") == 1
         assert '<a href="../my%20report.html#dialogues-mt-bench">' in body
     assert "<img src=x" not in joined and "<b>bold?</b>" not in joined
-    assert "&lt;script&gt;document.title=&quot;pwned&quot;" in joined
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;" in joined
     assert "Refusing. &lt;script&gt;window.__pwned=3" in joined
     assert "Compose an engaging travel blog post" in joined
 
@@ -440,3 +440,59 @@ def test_a_huge_unbroken_answer_is_in_the_page_whole_and_escaped(report_env, tmp
     answer = re.sub(r"<summary>[^<]*</summary>", "", answer)
     shown = re.sub(r"<[^>]*>", "", answer.split("</span></div>", 1)[1])  # after the label
     assert html.unescape(shown) == token
+
+
+TEMPLATE_SYNTAX = "{{ 7 * 7 }} {% for x in range(3) %}{{ x }}{% endfor %} {# hidden? #}"
+SHOWN_SYNTAX = TEMPLATE_SYNTAX  # (no entity in it: its characters are all text)
+
+
+def test_template_syntax_and_markup_in_answers_replies_and_the_title_are_text(
+    report_env, tmp_path
+):
+    """The report is rendered by autoescaped jinja2 templates: an answer or a judge reply
+    holding template syntax and markup is shown as those characters, never run as a
+    template or parsed as markup; so is a title given on the command line."""
+    answer = f"{TEMPLATE_SYNTAX} <script>window.__pwned=5</script><b>answer</b>"
+    reply = f"{TEMPLATE_SYNTAX} <img src=z onerror=alert(6)> Rating: [[7]]"
+
+    def responder(request: dict) -> str:
+        if request["model"] == JUDGE_MODEL:
+            return reply
+        if request["messages"][-1]["content"].startswith("Compose an engaging travel blog"):
+            return answer
+        return default_content(request)
+
+    run = make_run(tmp_path / "run", report_env, responder)
+    out = tmp_path / "report.html"
+    title = "<i>My</i> {{ title }} & {% raw %}"
+    done = run_cli(["report", str(run), "--out", str(out), "--title", title], report_env)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text("utf-8")
+    assert page.count("<script") == 1 and "<b>answer</b>" not in page and "<img src=z" not in page
+    assert f"{SHOWN_SYNTAX} &lt;script&gt;window.__pwned=5&lt;/script&gt;" in page
+    assert f"{SHOWN_SYNTAX} &lt;img src=z onerror=alert(6)&gt;" in page
+    shown_title = "&lt;i&gt;My&lt;/i&gt; {{ title }} &amp; {% raw %}"
+    assert f"<title>{shown_title}</title>" in page and f"<h1>{shown_title}</h1>" in page
+
+
+def test_a_results_file_of_another_shape_is_one_clear_error(runs, report_env, tmp_path_factory):
+    """The report and compare read results.json into its typed model: a file without the
+    keys this turnbench writes is refused with one message, not a traceback. (Outside
+    tmp_path: the file is made not to match the results schema.)"""
+    import shutil
+
+    tmp_path = tmp_path_factory.mktemp("other-shape")
+    run = tmp_path / "edited"
+    shutil.copytree(runs["eight"], run)
+    results = json.loads((run / "results.json").read_text("utf-8"))
+    del results["usage"]
+    (run / "results.json").write_text(json.dumps(results), "utf-8")
+    for args in (
+        ["report", str(run), "--out", str(tmp_path / "r.html")],
+        ["compare", str(runs["eight"]), str(run)],
+    ):
+        done = run_cli(args, report_env)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "not the results this turnbench writes" in done.stderr
+        assert "usage" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r.html").exists()

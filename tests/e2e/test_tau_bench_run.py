@@ -7,6 +7,7 @@ then resume repays nothing finished."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,17 @@ def test_pass_hat_k_over_trials_and_a_failure_that_says_why(env, data_dir, tmp_p
             return Reply(tool_calls=[tool_call("cancel_reservation", {"reservation_id": "4WQ150"})])
         return perfect(request)
 
+    class Reciting(TauUser):
+        """Task 1's user reads its whole instruction out in its opening (a leak)."""
+
+        def __call__(self, request: dict[str, Any]) -> str:
+            said = super().__call__(request)
+            if self.task_of(request) == 1 and said.startswith("I am calling"):
+                return f"{said} {tasks[1]['instruction']}"
+            return said
+
     out = tmp_path / "trials"
-    with FakeServer(responder=flaky) as agent, FakeServer(responder=TauUser(tasks)) as user:
+    with FakeServer(responder=flaky) as agent, FakeServer(responder=Reciting(tasks)) as user:
         args = command("airline", agent, user, out, "--limit", "2", "--simulations", "3")
         done = run_cli([*args, "--concurrency", "1"], env)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -158,6 +168,13 @@ def test_pass_hat_k_over_trials_and_a_failure_that_says_why(env, data_dir, tmp_p
     wrong = {(d["table"], d["record"]) for d in failure["diff"]}
     assert ("reservations", "4WQ150") in wrong  # the one it cancelled: found changed
     assert all(set(d) == {"table", "record", "path", "expected", "found"} for d in failure["diff"])
+    # the simulated user's slips, per conversation (a task's trials are conversations)
+    simulator = found["simulator"]
+    assert simulator["conversations"] == 6
+    assert list(simulator["conversations_with"]) == [
+        "leaked_instruction", "answered_itself", "role_switch", "stopped_before_change"
+    ]  # fmt: skip
+    assert simulator["conversations_with"]["leaked_instruction"] == 3
 
 
 def test_the_dry_run_sends_nothing_and_sizes_every_role(env, data_dir, tmp_path):
@@ -217,3 +234,46 @@ def test_perturb_is_refused_for_a_conversation_made_at_run_time(env, tmp_path):
         done = run_cli(command("airline", agent, user, tmp_path / "p", "--perturb", "distractor"),
                        env)  # fmt: skip
     assert done.returncode == 2 and "--perturb needs a fixed history" in done.stderr
+
+
+def test_an_embedded_smoke_run_is_said_to_be_one_and_kept_short(env, data_dir, tmp_path):
+    """`--model local/smollm2 --user-model local/smollm2` is a smoke test of the pipeline: the
+    command says so, and without flags that set them the conversation is cut to 6 agent
+    steps of 160-token answers and 64-token user turns (the dry run shows the bounds)."""
+    args = ["run", "--benchmark", "tau-bench-airline", "--limit", "2", "--model",
+            "local/smollm2", "--user-model", "local/smollm2", "--out", str(tmp_path / "dry"),
+            "--dry-run", "--no-progress"]  # fmt: skip
+    done = run_cli(args, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "is a small embedded model playing the conversation" in said
+    assert "its scores mean nothing" in said
+    assert "at its step limit (6 agent steps" in said
+    # 2 tasks x 6 steps of 160 tokens; 2 x 4 user turns of 64
+    assert re.search(r"answers \(local/smollm2\) │ 12 │ [\d,]+ │ 1,920 │", said), said
+    assert re.search(r"user turns \(local/smollm2\) │ 8 │ [\d,]+ │ 512 │", said), said
+    longer = run_cli([*args, "-B", "max_steps=9", "--max-new-tokens", "100"], env)
+    said = " ".join(longer.stdout.split())
+    assert "at its step limit (9 agent steps" in said
+    assert re.search(r"answers \(local/smollm2\) │ 18 │ [\d,]+ │ 1,800 │", said), said
+
+
+def test_compare_pairs_the_tasks_of_two_runs_by_their_rewards(env, data_dir, tmp_path):
+    """A task's conversations are its sample's scores (its trials paired with the same
+    trials of the other run), so `turnbench compare` finds the perfect agent better."""
+    tasks = tasks_of(data_dir, "airline")
+    runs = {}
+    for name, agent_player in (("lazy", LazyAgent()), ("perfect", PerfectAgent(tasks))):
+        with (
+            FakeServer(responder=agent_player) as agent,
+            FakeServer(responder=TauUser(tasks)) as user,
+        ):
+            runs[name] = tmp_path / name
+            done = run_cli(command("airline", agent, user, runs[name], "--limit", "8"), env)
+            assert done.returncode == 0, done.stdout + done.stderr
+    compared = run_cli(["compare", str(runs["lazy"]), str(runs["perfect"]), "--json"], env)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    report = json.loads(compared.stdout)
+    assert [row["n"] for row in report["rows"]] == [8]
+    assert report["overall"]["verdict"] == "better"
+    assert report["overall"]["delta"] == pytest.approx(1.0 - results(runs["lazy"])["overall"])

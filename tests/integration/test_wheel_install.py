@@ -160,3 +160,8 @@ def test_the_installed_wheel_runs_outside_the_clone(venv, data_dir, tmp_path):
     assert results["complete"] is True and results["counts"]["judged"] == 16
     assert results["provenance"]["turnbench_version"] == turnbench.__version__
     assert os.path.basename(results["model"]) == "alpaca-13b"
+    # the report's templates are package data: the installed wheel renders the report
+    page = elsewhere / "report.html"
+    run([command, "report", str(out), "--out", str(page)], cwd=elsewhere, env=env)
+    text = page.read_text("utf-8")
+    assert 'id="summary"' in text and "alpaca-13b" in text and text.count("<script") == 1

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_results_schema import minimal_run
 from turnbench.errors import UserError
 from turnbench.report.compare import (
     Row,
@@ -59,15 +60,18 @@ def make_entry(
     parser: str = "strict",
     **provenance,
 ) -> Entry:
-    results = {
-        "benchmark": benchmark,
-        "judge": judge,
-        "model": model,
-        "complete": True,
-        "provenance": {"parser": parser, "judging": "single", **provenance},
-    }
+    results = run_results(benchmark, model, judge, {"parser": parser, **provenance})
     run = Run(path=Path("/runs") / name, label=name, results=results, records=records)
     return run.entries()[0]
+
+
+def run_results(benchmark: str, model: str, judge: str, provenance: dict) -> dict:
+    """The results.json of a finished `turnbench run` (the keys its typed shape requires,
+    no score tables: the comparison reads the scores from the records)."""
+    results = {k: v for k, v in minimal_run().items() if not k.startswith("by_")}
+    results.update(benchmark=benchmark, model=model, judge=judge, judges=[judge])
+    results["provenance"] = {**results["provenance"], "judge_sampling": None, **provenance}
+    return results
 
 
 def mt_bench_entry(name: str, scores: dict[int, tuple[str, list[float | None]]], **kw) -> Entry:

@@ -150,3 +150,21 @@ def test_logged_cost_of_a_role(table):
     usage = Usage(prompt_tokens=300, completion_tokens=20)
     assert meter.cost("model", usage) == pytest.approx((300 * 1.0 + 20 * 4.0) / 1e6)
     assert meter.cost("someone else", usage) == 0.0
+
+
+def test_tool_calls_results_and_offered_tools_count_toward_the_prompt_bound():
+    """A call-only assistant message carries its arguments, a tool result its call's id,
+    and the tools offered are prompt text too: the bound counts all of them (it would be
+    7 tokens for the call below if it read `content` alone, under the arguments' 60 bytes)."""
+    arguments = json.dumps({"reservation_id": "ZFA04Y", "reason": "change of plan" * 2})
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "cancel_reservation", "arguments": arguments}}  # fmt: skip
+    calling = [{"role": "assistant", "content": "", "tool_calls": [call]}]
+    bound = prompt_token_bound(calling)
+    assert bound >= len(arguments) + len("cancel_reservation") + len("call_1") + 8 + 4 + 3
+    result = [{"role": "tool", "tool_call_id": "call_" + "9" * 40, "content": "ok"}]
+    assert prompt_token_bound(result) == 3 + 4 + 2 + 45
+    tools = ({"type": "function", "function": {"name": "think", "description": "x" * 500,
+              "parameters": {"type": "object", "properties": {}}}},)  # fmt: skip
+    offered = RequestParams(max_tokens=8, tools=tools)
+    assert prompt_token_bound(calling, offered) - bound == len(json.dumps(list(tools))) + 16

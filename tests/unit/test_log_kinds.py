@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from turnbench.journal.logindex import LogIndex, SampleDone, StepDone
-from turnbench.journal.runlog import scan_records
+from turnbench.journal.runlog import parse_record_bytes, scan_records
 from turnbench.record_keys import sample_key, tool_step_key
-from turnbench.types import SampleRecord, StepRecord
+from turnbench.types import AnswerRecord, SampleRecord, StepRecord
 
 CONFIG = {"kind": "config", "ts": 1.0, "turnbench_version": "0", "config": {}}
 
@@ -74,3 +76,17 @@ def test_a_kind_this_version_does_not_know_is_ignored_and_said_once(tmp_path):
         "know (2 'hologram'); a newer version wrote them"
     ]
     assert any(":5: unreadable record skipped" in w for w in warnings)
+
+
+def test_a_recorded_request_reads_by_role_and_a_role_no_chat_api_has_is_refused():
+    """Messages are read by role: OpenAI's "developer" (what an imported or older log may
+    hold) reads back; a role no chat API has is a damaged line, not a silent guess."""
+    answer = {"kind": "answer", "ts": 2.0, "key": "a", "model": "m", "sample_id": 1, "turn": 1,
+              "text": "Hi.", "messages": [{"role": "developer", "content": "Be brief."},
+                                          {"role": "user", "content": "Hello"}]}  # fmt: skip
+    record = parse_record_bytes(json.dumps(answer).encode())
+    assert isinstance(record, AnswerRecord)
+    assert record.messages == answer["messages"]
+    answer["messages"] = [{"role": "narrator", "content": "Once upon a time"}]
+    with pytest.raises(ValueError, match="narrator"):
+        parse_record_bytes(json.dumps(answer).encode())

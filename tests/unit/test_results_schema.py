@@ -21,7 +21,7 @@ def test_the_published_schema_is_generated_from_the_code():
     )
 
 
-def _minimal_run() -> dict:
+def minimal_run() -> dict:
     info = {
         "schema_version": 2,
         "benchmark": "mt-bench",
@@ -89,7 +89,7 @@ def validator():
 
 
 def test_a_run_result_is_accepted(validator):
-    assert list(validator.iter_errors(_minimal_run())) == []
+    assert list(validator.iter_errors(minimal_run())) == []
 
 
 @pytest.mark.parametrize(
@@ -103,13 +103,13 @@ def test_a_run_result_is_accepted(validator):
     ],
 )
 def test_a_broken_result_is_rejected(validator, change, why):
-    broken = copy.deepcopy(_minimal_run())
+    broken = copy.deepcopy(minimal_run())
     change(broken)
     assert list(validator.iter_errors(broken)), why
 
 
 def test_a_benchmark_written_elsewhere_may_add_its_own_tables(validator):
-    other = _minimal_run()
+    other = minimal_run()
     for name in ("by_turn", "by_turn_ci95", "by_category", "by_category_ci95", "by_category_turn"):
         other.pop(name)
     other["benchmark"] = "my-bench"

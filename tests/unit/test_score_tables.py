@@ -15,7 +15,7 @@ import pytest
 
 from tests.toy_bench import ToyBench
 from turnbench.benchmarks import builtin_benchmarks
-from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, JudgedTurn
+from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, JudgedTurn, ScoredSample
 from turnbench.benchmarks.custom.benchmark import benchmark_from_file
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.benchmarks.tables import GroupTables, ScoreTables
@@ -52,6 +52,14 @@ EXPECTED: dict[str, tuple[list[str], list[str], list[str]]] = {
         [],
     ),
 }  # fmt: skip
+#: benchmarks scored a whole conversation at a time (`aggregate_samples`), same triple
+TAU_TABLES = (
+    ["domain", "split", "max_steps", "trials"],
+    ["overall", "overall_ci95", "pass_hat_k", "pass_hat_k_ci95", "tasks", "conversations",
+     "ended", "db_match_rate", "outputs_rate", "failures"],
+    ["conversations"],
+)  # fmt: skip
+EXPECTED_WHOLE = {"tau-bench-airline": TAU_TABLES, "tau-bench-retail": TAU_TABLES}
 CUSTOM_TABLES = [
     "overall", "overall_ci95", "history", "dialogue_score", "by_tag", "by_check", "by_turn",
     "by_dialogue", "rubric_mean", "turns", "incomplete_dialogue_ids",
@@ -81,7 +89,23 @@ def built(cls: type[Benchmark], data_dir: Path | None, **options: str) -> Benchm
 
 
 def test_every_built_in_benchmark_has_its_expected_keys():
-    assert set(EXPECTED) == set(builtin_benchmarks())
+    assert set(EXPECTED) | set(EXPECTED_WHOLE) == set(builtin_benchmarks())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_WHOLE))
+def test_a_benchmark_scored_by_conversation_aggregates_to_its_results_model(name, data_dir):
+    cls = builtin_benchmarks()[name]
+    bench = built(cls, data_dir)
+    whole = [ScoredSample(sample, 0, "scored", 1.0, "user_stop", {"db_match": True})
+             for sample in bench.samples]  # fmt: skip
+    tables = bench.aggregate_samples(whole)
+    header, fields, counts = EXPECTED_WHOLE[name]
+    assert type(tables) is cls.results_model
+    assert list(tables.results_fields()) == fields
+    assert list(tables.counts) == counts
+    assert list(bench.results_header()) == header
+    assert cls.header_model is not None
+    assert list(cls.header_model.model_validate(bench.results_header()).model_dump()) == header
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -22,6 +22,8 @@ from turnbench.benchmarks.tau_bench.sources import (
 )
 from turnbench.testing.fake_server import FakeServer
 
+COMMIT = "59a200c6d575d595120f1cb70fea53cef0632f6b"
+
 
 def _py(value: Any, indent: str = "") -> str:
     """A value as Python source in upstream's style (literals; tasks as calls)."""
@@ -108,6 +110,10 @@ def test_the_tool_schemas_read_to_the_pinned_json_in_all_tools_order(data_dir):
         "TASKS = [Task(user_id='x', extra_field=1)]",
         "TASKS = [1 + 2]",
         "TASKS = []\nMORE = []",
+        "TASKS = [Task(user_id='x', actions=[Action(name='a', kwargs={[1]: 2})])]",
+        "TASKS = [Task(actions=[Action(name='a', kwargs={**globals()})])]",
+        "TASKS = [Task(instruction=" + " + ".join(["'a'"] * 20_000) + ")]",
+        "TASKS = [Task(instruction=" + "(" * 300 + "'a'" + ")" * 300 + ")]",
     ],
 )
 def test_anything_but_literals_is_refused_and_nothing_runs(body, tmp_path):
@@ -116,14 +122,33 @@ def test_anything_but_literals_is_refused_and_nothing_runs(body, tmp_path):
     assert not Path("/tmp/pwned").exists()
 
 
-def test_a_user_downloads_a_domain_with_its_derived_files(env, data_dir, tmp_path):
+@pytest.mark.parametrize("domain", ["retail", "airline"])
+def test_the_pins_are_the_shared_copies_and_all_a_domain_reads(data_dir, domain):
+    """sources.json pins every file a domain reads (the golden replays are the tests' own),
+    each with the manifest's sha256, from upstream's repository at the pinned commit."""
+    manifest = json.loads((data_dir / "tau_bench" / "manifest.json").read_text())[domain]
+    pinned = {entry.path: entry for entry in data_files(domain)}
+    expected = {
+        f"tau_bench/{domain}/{name}": file["sha256"]
+        for name, file in manifest["files"].items()
+        if name != "golden_replays.jsonl"
+    }
+    assert {path: entry.sha256 for path, entry in pinned.items()} == expected
+    upstream = f"/sierra-research/tau-bench/{COMMIT}/tau_bench/envs/{domain}/"
+    assert all(entry.url.startswith(upstream) for entry in pinned.values())
+    derived = {path for path, entry in pinned.items() if entry.extract}
+    assert derived == {path for path in pinned if "/tasks_" in path or path.endswith("tools.json")}
+
+
+@pytest.mark.parametrize("domain", ["retail", "airline"])
+def test_a_user_downloads_a_domain_with_its_derived_files(env, data_dir, tmp_path, domain):
     """`turnbench data download` from a server laid out as upstream at the pinned commit:
     the byte copies, wiki.md as policy.md, the task lists and tool schemas made from Python
     files; every file equals the shared copy."""
     served: dict[str, bytes] = {}
-    for entry in data_files("airline"):
+    for entry in data_files(domain):
         local = (data_dir / entry.path).read_bytes()
-        if entry.path.endswith("tasks_test.json"):
+        if "/tasks_" in entry.path:
             served[entry.url] = tasks_py(json.loads(local))
         elif entry.path.endswith("tools.json"):
             folder = entry.url.rsplit("/", 1)[0]
@@ -132,12 +157,12 @@ def test_a_user_downloads_a_domain_with_its_derived_files(env, data_dir, tmp_pat
         else:
             served[entry.url] = local
     assert "/sierra-research/tau-bench/59a200c6d575d595120f1cb70fea53cef0632f6b/tau_bench/" \
-        "envs/airline/wiki.md" in served  # fmt: skip
+        f"envs/{domain}/wiki.md" in served  # fmt: skip
     environment = {k: v for k, v in env.items() if k != "TURNBENCH_DATA_DIR"}
     with FakeServer(files=served) as server:
         environment["TURNBENCH_DOWNLOAD_BASE_URL"] = f"http://127.0.0.1:{server.port}"
-        done = run_cli(["data", "download", "--benchmark", "tau-bench-airline"], environment)
+        done = run_cli(["data", "download", "--benchmark", f"tau-bench-{domain}"], environment)
     assert done.returncode == 0, done.stdout + done.stderr
     cache = Path(environment["XDG_CACHE_HOME"]) / "turnbench" / "data"
-    for entry in data_files("airline"):
+    for entry in data_files(domain):
         assert (cache / entry.path).read_bytes() == (data_dir / entry.path).read_bytes()

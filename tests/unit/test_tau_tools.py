@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from turnbench.benchmarks.tau_bench.calculator import calculate
 from turnbench.benchmarks.tau_bench.database import Database, DatabaseState
 from turnbench.benchmarks.tau_bench.domain import TABLES
 from turnbench.benchmarks.tau_bench.tasks import RESPOND, Action, gold_state, load_tasks, replay
@@ -156,21 +155,6 @@ def test_the_terminating_tool_ends_the_conversation():
     assert (result.output, result.terminal) == ("Transfer successful", True)
 
 
-@pytest.mark.parametrize(
-    ("expression", "expected"),
-    [
-        ("2 + 2", "4.0"), ("1/3", "0.33"), ("(1+2)*3", "9.0"), ("-2**2", "-4.0"),
-        ("2**-1", "0.5"), ("2 ** 3 ** 2", "512.0"), ("7//2", "3.0"), (" 1.5 + .5", "2.0"),
-        ("10/0", "Error: division by zero"), ("10.0/0", "Error: float division by zero"),
-        ("2 * (3", "Error: invalid syntax (<string>, line 1)"),
-        ("import os", "Error: invalid characters in expression"),
-        ("9**9**9", "Error: result too large"),
-    ],
-)  # fmt: skip
-def test_calculate_computes_as_python_does_without_eval(expression, expected):
-    assert calculate(expression) == expected
-
-
 def test_the_gold_state_leaves_out_the_terminating_tool_and_respond_actions():
     base, tools = domain("retail")
     tasks = load_tasks(_root() / "retail" / "tasks_test.json")
@@ -183,3 +167,47 @@ def test_the_gold_state_leaves_out_the_terminating_tool_and_respond_actions():
     )
     assert replay(base, tools, spoken)[1][-1] is None
     assert gold_state(base, tools, spoken).sha256() == state.sha256()
+
+
+def _echo_tools() -> ToolSet:
+    """A tool with a required integer, an optional number and an optional list."""
+
+    def echo(db: DatabaseState, count: int, weight: float = 1.0, tags: list | None = None) -> str:
+        return json.dumps([count, weight, tags])
+
+    schema = {
+        "type": "function",
+        "function": {
+            "name": "echo",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "count": {"type": "integer"},
+                    "weight": {"type": "number"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["count"],
+            },
+        },
+    }
+    return ToolSet([schema], {"echo": echo})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"count": 2}, "[2, 1.0, null]"),  # what the schema does not require may be left out
+        ({"count": 2.0, "weight": 3}, "[2.0, 3, null]"),  # JSON Schema's integer; as written
+        ({"count": 2, "tags": ["a", 1]}, '[2, 1.0, ["a", 1]]'),  # inner values: the tool's
+        ({"weight": 1.5}, "Error: echo is missing the argument 'count'"),
+        ({"count": 2.5}, "Error: the argument 'count' of echo must be of type integer"),
+        ({"count": True}, "Error: the argument 'count' of echo must be of type integer"),
+        ({"count": 1, "weight": "1"}, "Error: the argument 'weight' of echo must be of type "
+                                      "number"),
+        ({"count": 1, "tags": None}, "Error: the argument 'tags' of echo must be of type array"),
+        ({"count": 1, "size": 2}, "Error: echo got an unexpected argument 'size'"),
+    ],
+)  # fmt: skip
+def test_arguments_are_checked_against_the_schemas_required_and_types(arguments, expected):
+    base, _ = domain("retail")
+    assert _echo_tools().call(DatabaseState.fresh(base), "echo", arguments).output == expected

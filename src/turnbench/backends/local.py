@@ -25,6 +25,12 @@ from turnbench.backends.affinity import PrefixAffinityGate
 from turnbench.backends.base import BackendStats
 from turnbench.backends.llama_engine import SAMPLING_FIELDS
 from turnbench.backends.llama_process import WORKER_MODULE, EngineProcess, WorkerRequestError
+from turnbench.backends.local_tools import (
+    LOCAL_TOOLS_VERSION,
+    parse_tool_reply,
+    tool_grammar,
+    tool_messages,
+)
 from turnbench.backends.reply_grammar import explanation_budget, grammar_for
 from turnbench.errors import RequestFailedError, UserError
 from turnbench.types import Completion, Message, RequestParams, TokenLogprob, Usage
@@ -151,15 +157,26 @@ class LocalLlamaBackend:
             sent["constraint"] = constraint
         if params.top_logprobs:
             sent["top_logprobs"] = params.top_logprobs
+        asked = messages
+        if params.tools and params.tool_choice != "none":
+            # (a model without tool turns: the tools described, the reply one call or text)
+            if constraint is not None:
+                raise UserError(
+                    f"{self.spec}: a request cannot both offer tools and constrain the reply"
+                )
+            asked = tool_messages(messages, params.tools)
+            grammar = tool_grammar(params.tools, params.tool_choice)
+            sent["tools"] = [tool["function"]["name"] for tool in params.tools]
+            sent["tool_prompt"] = LOCAL_TOOLS_VERSION
         started = time.monotonic()
-        await self._gate.acquire(messages)
-        finished = messages
+        await self._gate.acquire(asked)
+        finished = asked
         try:
             self.stats.requests += 1
             generation = await self._engine.generate(
-                messages, fields, grammar=grammar, top_logprobs=params.top_logprobs or None
+                asked, fields, grammar=grammar, top_logprobs=params.top_logprobs or None
             )
-            finished = [*messages, {"role": "assistant", "content": generation["text"]}]
+            finished = [*asked, {"role": "assistant", "content": generation["text"]}]
         except WorkerRequestError as error:  # e.g. prompt longer than the context window
             self.stats.failures += 1
             raise RequestFailedError(f"{self.spec}: {error}", 1) from None
@@ -171,9 +188,13 @@ class LocalLlamaBackend:
         )
         self.stats.add_usage(counted)
         logprobs = generation.get("logprobs")
+        text, calls = generation["text"], []
+        if params.tools and params.tool_choice != "none":
+            text, calls = parse_tool_reply(text, messages)
         return Completion(
-            text=generation["text"],
-            finish_reason=generation["finish_reason"],
+            text=text,
+            tool_calls=calls,
+            finish_reason="tool_calls" if calls else generation["finish_reason"],
             usage=counted,
             reported_model=self.model_path.name,
             sent_params=sent,

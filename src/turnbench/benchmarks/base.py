@@ -186,6 +186,7 @@ class BenchmarkSettings:
     answer: SamplingConfig | None = None  # None in judge-only runs
     options: dict[str, Any] = field(default_factory=dict)
     user_model: str | None = None  # the simulated user's spec, when a user model plays it
+    model: str | None = None  # the model under test's spec (a `run`)
 
 
 def package_sources(package: str) -> list[DataFile]:
@@ -259,6 +260,17 @@ class Benchmark(ABC):
     #: whether its conversations take a user model (`--user-model`): "no", "optional"
     #: (templates otherwise) or "required" (scenarios with a persona and a goal)
     user_model: ClassVar[Literal["no", "optional", "required"]] = "no"
+    #: the simulated user's slips results.json counts (`simulator.conversations_with`), each
+    #: listed even at 0: codes its user turns' checks give (`engine.user_quality`)
+    simulator_problems: ClassVar[tuple[str, ...]] = (
+        "several_shards", "invented", "answered_itself", "role_switch", "ended_before_start",
+        "recited_instructions",
+    )  # fmt: skip
+    #: token limits for an embedded model (`local/...`) when no flag sets them: the answer's,
+    #: and the simulated user's (None: the usual defaults). A smoke run of a long
+    #: conversation with the 135M model would otherwise take hours for a meaningless score.
+    embedded_max_new_tokens: ClassVar[int | None] = None
+    embedded_user_max_tokens: ClassVar[int | None] = None
     #: the files of this benchmark's data in a folder of the user's own (its first entry's
     #: first name marks the layout): `--benchmark FOLDER` runs such a folder by these rules
     folder_layout: ClassVar[tuple[FolderFile, ...]] = ()

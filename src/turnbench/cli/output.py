@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
@@ -13,6 +15,10 @@ from turnbench.cli.terminal import console as make_console
 from turnbench.engine.estimate import Estimate
 from turnbench.errors import UserError
 
+if TYPE_CHECKING:  # (imported where results are printed: a run's requests start first)
+    from turnbench.results.shapes import ModelResults, PairwiseResults, ResultsModel
+    from turnbench.results.stress import ArmResults
+
 
 def _stderr() -> Console:
     return make_console(stderr=True, soft_wrap=True)
@@ -23,8 +29,11 @@ def print_warning(message: str) -> None:
     make_console(soft_wrap=True).print(f"[yellow]warning:[/yellow] {shown(message)}")
 
 
-def _render(results: dict, cls: type[Benchmark] | None) -> object:
-    return draw_table(generic_table(results) if cls is None else cls.terminal_table(results))
+def _render(results: ModelResults, cls: type[Benchmark] | None) -> object:
+    """A model's table as its benchmark declares it (`terminal_table` reads a mapping:
+    the model's results.json entries)."""
+    fields = results.model_dump(exclude_unset=True)
+    return draw_table(generic_table(fields) if cls is None else cls.terminal_table(fields))
 
 
 def named_class(reference: str) -> type[Benchmark] | None:
@@ -39,71 +48,77 @@ def named_class(reference: str) -> type[Benchmark] | None:
 def print_results(
     console: Console, result: RunResult, benchmark: type[Benchmark] | None = None
 ) -> None:
-    """The results of a run of `benchmark` (the class the command ran: its own tables)."""
-    results = result.results
+    """The results of a run of `benchmark` (the class the command ran: its own tables),
+    read as their typed model: a pairwise run is a PairwiseResults."""
+    from turnbench.results.shapes import JudgeOnlyResults, PairwiseResults, SingleRunResults
+
+    results = result.typed()
     hint = RESUMABLE if result.resumable else (result.pending_hint or "not in the files")
-    per_model = list(results["models"].values()) if "models" in results else [results]
-    if "position_consistency" in results:  # a pairwise run: one table for all models
-        per_model = []
+    per_model: list[ModelResults] = []
+    if isinstance(results, PairwiseResults):  # one table for all models
         for renderable in render_pairwise(results, hint):
             console.print(renderable)
+    elif isinstance(results, JudgeOnlyResults):
+        per_model = list(results.models.values())
+    else:
+        per_model = [results]
     for model_results in per_model:
         console.print(_render(model_results, benchmark))
         console.print(counts_line(model_results, hint))
         for line in trust_lines(model_results):
             console.print(line)
-        stress = model_results.get("perturbations")
-        if stress:
-            _print_stress(console, stress, benchmark.group_kind if benchmark else "group")
-    for line in trust_lines(results) if "position_consistency" in results else ():
-        console.print(line)
-    if results.get("ranking"):
+        if isinstance(model_results, SingleRunResults) and model_results.perturbations:
+            group_kind = benchmark.group_kind if benchmark else "group"
+            _print_stress(console, model_results.perturbations, group_kind)
+    if isinstance(results, PairwiseResults):
+        for line in trust_lines(results):
+            console.print(line)
+    if isinstance(results, JudgeOnlyResults) and results.ranking:
         from turnbench.cli.terminal import ratings_table
 
-        console.print(ratings_table(results["ranking"], "Ranking from per-turn score comparisons"))
-    failures = results.get("request_failures") or []
+        console.print(ratings_table(results.ranking, "Ranking from per-turn score comparisons"))
+    failures = results.request_failures
     if failures:
         console.print(
             f"[red]{len(failures)} request(s) failed after all retries[/red]"
-            f" (first: {shown(failures[0]['error'])})"
+            f" (first: {shown(failures[0].error)})"
         )
-    invalid = results.get("invalid_records") or []
+    invalid = results.invalid_records
     if invalid:
         console.print(
             f"[yellow]{len(invalid)} record(s) of the log could not be trusted and were left "
-            f"out[/yellow] (first: {shown(invalid[0]['reason'])}); their work is redone on resume"
+            f"out[/yellow] (first: {shown(invalid[0].reason)}); their work is redone on resume"
         )
     spent = spent_line(results)
     if spent:
         console.print(shown(spent))
-    state = "complete" if results["complete"] else "[red]incomplete[/red]"
+    state = "complete" if results.complete else "[red]incomplete[/red]"
     if result.status == "fatal" and result.message:
         _stderr().print(f"[bold red]error:[/bold red] {shown(result.message)}")
     elif result.message:
         console.print(f"[red]{shown(result.message)}[/red]")
     console.print(f"Run {state}: results in {shown(result.out / 'results.json')}")
-    if not results["complete"] and result.resumable:
+    if not results.complete and result.resumable:
         console.print("Re-run the same command to resume; finished work is kept.")
     said = set(result.warnings)  # printed as they happened (print_warning): not twice
-    for warning in results.get("warnings") or []:
+    for warning in results.warnings:
         if warning not in said:
             _stderr().print(f"[bold yellow]warning:[/bold yellow] {shown(warning)}")
-    warning = results.get("judge_warning")
-    if warning:
-        console.print(f"\n[yellow]{shown(warning)}[/yellow]")
+    if results.judge_warning:
+        console.print(f"\n[yellow]{shown(results.judge_warning)}[/yellow]")
 
 
-def _print_stress(console: Console, stress: dict, group_kind: str) -> None:
+def _print_stress(console: Console, stress: dict[str, ArmResults], group_kind: str) -> None:
     """The stress arms' table, and what each arm left out or has still to do."""
     from turnbench.cli.terminal import stress_table
 
     console.print(stress_table(stress, group_kind))
-    for kind, block in stress.items():
-        notes = [f"{n} turn(s) not in the arm ({why})" for why, n in block["not_in_arm"].items()]
-        if block.get("pending"):
-            notes.append(f"[red]{block['pending']} pending[/red] ({RESUMABLE})")
-        if block.get("failed"):
-            notes.append(f"[yellow]{block['failed']} unparseable[/yellow]")
+    for kind, arm in stress.items():
+        notes = [f"{n} turn(s) not in the arm ({why})" for why, n in arm.not_in_arm.items()]
+        if arm.pending:
+            notes.append(f"[red]{arm.pending} pending[/red] ({RESUMABLE})")
+        if arm.failed:
+            notes.append(f"[yellow]{arm.failed} unparseable[/yellow]")
         if notes:
             console.print(f"{shown(kind)}: " + "; ".join(notes))
 
@@ -112,31 +127,35 @@ def _num(value: object, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "–"
 
 
-def trust_lines(results: dict) -> list[str]:
-    """One line each for a model's panel, repeats, length and flagged answers (when any)."""
+def trust_lines(results: ModelResults | PairwiseResults) -> list[str]:
+    """One line each for a panel, repeats, length and flagged answers (when any): a model's,
+    or a pairwise run's (whose panel and length blocks have no such line)."""
+    from turnbench.trust.models import JudgeScores, LengthScores, RepeatSpread
+
     lines = []
-    by_judge = results.get("by_judge")
-    if isinstance(by_judge, dict) and "overall" in next(iter(by_judge.values()), {}):
-        agreement = results.get("judge_agreement") or {}
-        scores = ", ".join(f"{shown(j)} {_num(v.get('overall'))}" for j, v in by_judge.items())
+    by_judge = results.by_judge or {}
+    if isinstance(next(iter(by_judge.values()), None), JudgeScores):
+        agreement = results.judge_agreement
+        alpha = agreement.krippendorff_alpha if agreement is not None else None
+        scores = ", ".join(f"{shown(j)} {_num(v.overall)}" for j, v in by_judge.items())
+        lines.append(f"panel: {scores}; Krippendorff's alpha {_num(alpha, 3)}")
+    spread = results.repeats
+    if spread is not None:
+        single = isinstance(spread, RepeatSpread)
+        ranges = ", ".join(_num(v, 3) for v in spread.overall_range.values()) if single else ""
+        sd = spread.mean_item_sd if single else None
         lines.append(
-            f"panel: {scores}; Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'), 3)}"
+            f"repeats: {spread.k} per item; mean item sd {_num(sd, 3)}; overall range across "
+            f"repeats {ranges}"
         )
-    spread = results.get("repeats")
-    if isinstance(spread, dict):
-        ranges = ", ".join(_num(v, 3) for v in (spread.get("overall_range") or {}).values())
+    length = results.length
+    if isinstance(length, LengthScores):
         lines.append(
-            f"repeats: {spread.get('k')} per item; mean item sd "
-            f"{_num(spread.get('mean_item_sd'), 3)}; overall range across repeats {ranges}"
+            f"length: rank correlation with score {_num(length.spearman, 3)}; "
+            f"length-controlled overall {_num(length.length_controlled_overall)} "
+            f"(difference {_num(length.difference)})"
         )
-    length = results.get("length")
-    if isinstance(length, dict) and "spearman" in length:
-        lines.append(
-            f"length: rank correlation with score {_num(length.get('spearman'), 3)}; "
-            f"length-controlled overall {_num(length.get('length_controlled_overall'))} "
-            f"(difference {_num(length.get('difference'))})"
-        )
-    flagged = results.get("flagged_answers") or []
+    flagged = results.flagged_answers or []
     if flagged:
         lines.append(
             f"[yellow]{len(flagged)} answer(s) flagged by the injection detector[/yellow] "
@@ -145,22 +164,22 @@ def trust_lines(results: dict) -> list[str]:
     return lines
 
 
-def spent_line(results: dict) -> str | None:
+def spent_line(results: ResultsModel) -> str | None:
     """'Spent: answers $1.20, judgments $3.40 (prices as of ...)', when anything was."""
     from turnbench.prices import format_dollars
 
-    usage = results.get("usage") or {}
     parts, unanswered, as_of = [], [], None
     for role, name in (("model", "answers"), ("judge", "judgments")):
-        row = usage.get(role) or {}
-        if row.get("requests_logged"):
-            parts.append(f"{name} {format_dollars(row.get('cost_usd'))}")
-            as_of = as_of or row.get("prices_as_of")
-        attempts = row.get("unanswered_attempts")
-        if isinstance(attempts, int) and attempts > 0:
-            worst = format_dollars(row.get("unanswered_cost_usd_worst_case"))
-            unanswered.append(f"{name} {attempts} (up to {worst})")
-            as_of = as_of or row.get("prices_as_of")
+        usage = results.usage.get(role)
+        if usage is None:
+            continue
+        if usage.requests_logged:
+            parts.append(f"{name} {format_dollars(usage.cost_usd)}")
+            as_of = as_of or usage.prices_as_of
+        if usage.unanswered_attempts > 0:
+            worst = format_dollars(usage.unanswered_cost_usd_worst_case)
+            unanswered.append(f"{name} {usage.unanswered_attempts} (up to {worst})")
+            as_of = as_of or usage.prices_as_of
     if not parts and not unanswered:
         return None
     line = f"Spent: {', '.join(parts) or 'nothing logged'} (prices as of {as_of})"

@@ -137,7 +137,10 @@ def report(
 
 def _arm_of(entry: Entry, arm: str) -> Entry:
     """The entry read on its stress arm `arm` (refused when the run has no such arm)."""
-    arms = entry.results.get("perturbations") or {}
+    from turnbench.results.shapes import SingleRunResults
+
+    results = entry.typed
+    arms = (results.perturbations if isinstance(results, SingleRunResults) else None) or {}
     if arm not in arms:
         held = ", ".join(shown(kind) for kind in arms) or "none"
         raise UserError(

@@ -10,7 +10,7 @@ terminal) and emoji codes stay text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
@@ -20,6 +20,10 @@ from rich.text import Text
 from turnbench.benchmarks.base import TextTable
 from turnbench.judging.cleaning import UNCLOSED_REASON
 from turnbench.safetext import plain
+
+if TYPE_CHECKING:  # (the results' models: imported by the commands that print results)
+    from turnbench.results.shapes import ModelResults, PairwiseResults
+    from turnbench.results.stress import ArmResults
 
 
 def console(*, stderr: bool = False, soft_wrap: bool = False) -> Console:
@@ -48,28 +52,29 @@ RESUMABLE = (
 )
 
 
-def counts_line(results: dict[str, Any], pending_hint: str = RESUMABLE) -> str:
-    counts = results["counts"]
-    parts = [f"judged {counts['judged']}/{counts['expected']}"]
+def counts_line(results: ModelResults, pending_hint: str = RESUMABLE) -> str:
+    counts = results.counts
+    parts = [f"judged {counts.judged}/{counts.expected}"]
     # failed items of answers cut off inside <think> were not judged: said below
-    cut = sum(f.get("reason") == UNCLOSED_REASON for f in results.get("parse_failures") or [])
-    unparseable = (counts.get("failed") or 0) - cut
+    cut = sum(f.get("reason") == UNCLOSED_REASON for f in results.parse_failures)
+    unparseable = counts.failed - cut
     if unparseable > 0:
         parts.append(
             f"[yellow]unparseable {unparseable}[/yellow] (judge gave no valid "
             "verdict after its re-asks; not averaged in)"
         )
-    if counts.get("pending"):
-        parts.append(f"[red]pending {counts['pending']}[/red] ({pending_hint})")
-    if counts.get("reasks"):
-        parts.append(f"re-asks {counts['reasks']}")
-    if counts.get("unclosed_think"):
+    if counts.pending:
+        parts.append(f"[red]pending {counts.pending}[/red] ({pending_hint})")
+    if counts.reasks:
+        parts.append(f"re-asks {counts.reasks}")
+    unclosed = (counts.model_extra or {}).get("unclosed_think")
+    if unclosed:
         parts.append(
-            f"[yellow]{counts['unclosed_think']} answer(s) cut off inside <think>[/yellow] "
+            f"[yellow]{unclosed} answer(s) cut off inside <think>[/yellow] "
             "(not judged, counted as failed; raise --max-new-tokens, or judge them as "
             "written with --no-strip-think)"
         )
-    interval = results.get("overall_ci95")
+    interval = results.overall_ci95
     if interval:
         parts.append(f"overall 95% CI [{interval[0]:.2f}, {interval[1]:.2f}]")
     return " · ".join(parts)
@@ -96,34 +101,34 @@ def draw_table(table: TextTable) -> RenderableType:
     return Group(drawn, notes)
 
 
-def render_pairwise(results: Mapping[str, Any], pending_hint: str = RESUMABLE) -> list[Any]:
-    """Rich renderables of a pairwise results object (rounded for display only)."""
+def render_pairwise(results: PairwiseResults, pending_hint: str = RESUMABLE) -> list[Any]:
+    """Rich renderables of pairwise results (rounded for display only)."""
 
-    versus = f" vs {results['baseline']}" if results.get("baseline") else " (all pairs)"
+    versus = f" vs {results.baseline}" if results.baseline else " (all pairs)"
     table = Table(
-        title=cell(f"{results['benchmark']} pairwise{versus}, judge {results['judge']}"),
+        title=cell(f"{results.benchmark} pairwise{versus}, judge {results.judge}"),
         title_justify="left",
     )
     for column in ("model", "win", "loss", "tie", "inconsistent", "win rate", "adjusted"):
         table.add_column(column, justify="left" if column == "model" else "right")
-    for name, row in results["models"].items():
+    for name, row in results.models.items():
         table.add_row(
             cell(name),
-            str(row["win"]),
-            str(row["loss"]),
-            str(row["tie"]),
-            str(row["inconsistent"]),
-            fmt(row["win_rate"], 3),
-            fmt(row["win_rate_adjusted"], 3),
+            str(row.win),
+            str(row.loss),
+            str(row.tie),
+            str(row.inconsistent),
+            fmt(row.win_rate, 3),
+            fmt(row.win_rate_adjusted, 3),
         )
-    counts = results["counts"]
+    counts = results.counts  # (a pairwise run's counts are a mapping in its results)
     pairs = counts["pairs"]
     parts = [
         f"judged {counts['judged']}/{counts['expected']} games",
-        f"position consistency {fmt(results['position_consistency'], 3)} "
+        f"position consistency {fmt(results.position_consistency, 3)} "
         f"({pairs['compared'] - pairs['inconsistent']}/{pairs['compared']} pairs agree in both "
         "orders)",
-        f"first-position win share {fmt(results['first_position_win_share'], 3)}",
+        f"first-position win share {fmt(results.first_position_win_share, 3)}",
     ]
     if counts["failed"]:
         parts.append(
@@ -132,7 +137,7 @@ def render_pairwise(results: Mapping[str, Any], pending_hint: str = RESUMABLE) -
         )
     if counts["pending"]:
         parts.append(f"[red]pending {counts['pending']}[/red] games ({pending_hint})")
-    return [table, " · ".join(parts), ratings_table(results["ratings"])]
+    return [table, " · ".join(parts), ratings_table(results.ratings)]
 
 
 def ratings_table(
@@ -154,50 +159,52 @@ def ratings_table(
     return table
 
 
-def _interval(difference: Mapping[str, Any]) -> str:
-    low, high = difference.get("ci_low"), difference.get("ci_high")
+def _interval(low: Any, high: Any) -> str:
     if not isinstance(low, int | float) or not isinstance(high, int | float):
         return "-"
     return f"[{low:+.2f}, {high:+.2f}]"
 
 
-def stress_table(perturbations: Mapping[str, Any], group_kind: str) -> Table:
+def stress_table(perturbations: Mapping[str, ArmResults], group_kind: str) -> Table:
     """The stress arms (`--perturb`) against the unperturbed run: one section per arm, its
     overall row then one per category or task (rounded for display only)."""
     table = Table(title="Stress arms: perturbed vs unperturbed (paired)", title_justify="left")
     columns = ("arm", group_kind, "units", "unperturbed", "perturbed", "difference", "95% CI")
     for column in (*columns, "obeyed"):
         table.add_column(column, justify="left" if column in ("arm", group_kind) else "right")
-    for number, (kind, block) in enumerate(perturbations.items()):
+    for number, (kind, arm) in enumerate(perturbations.items()):
         if number:
             table.add_section()
-        rate = block.get("obeyed_rate") or {}
+        rate = arm.obeyed_rate
         obeyed = "-"
-        if isinstance(rate.get("value"), int | float):
+        if rate is not None and isinstance(rate.value, int | float):
+            extra = rate.model_extra or {}
             obeyed = (
-                f"{rate['value']:.0%} [{rate['ci_low']:.0%}, {rate['ci_high']:.0%}] "
-                f"({rate.get('obeyed')}/{rate.get('checked')})"
+                f"{rate.value:.0%} [{rate.ci_low:.0%}, {rate.ci_high:.0%}] "
+                f"({extra.get('obeyed')}/{extra.get('checked')})"
             )
-        difference = block.get("difference") or {}
+        difference = arm.difference
         table.add_row(
             cell(kind, "bold"),
             cell("overall", "bold"),
-            str(block.get("units", 0)),
-            fmt(block.get("baseline_score")),
-            fmt(block.get("score")),
-            fmt(difference.get("value")),
-            _interval(difference),
+            str(arm.units),
+            fmt(arm.baseline_score),
+            fmt(arm.score),
+            fmt(difference.value),
+            _interval(difference.ci_low, difference.ci_high),
             obeyed,
         )
-        for group, row in (block.get(f"by_{group_kind}") or {}).items():
+        groups = (arm.model_extra or {}).get(f"by_{group_kind}") or {}
+        for group, row in groups.items():  # (each group's row: a mapping in the results)
+            found = row.get("difference") or {}
             table.add_row(
                 "",
                 cell(group),
                 str(row.get("units", 0)),
                 fmt(row.get("baseline_score")),
                 fmt(row.get("score")),
-                fmt((row.get("difference") or {}).get("value")),
-                _interval(row.get("difference") or {}),
+                fmt(found.get("value")),
+                _interval(found.get("ci_low"), found.get("ci_high")),
                 "",
             )
     return table

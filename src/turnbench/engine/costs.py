@@ -9,9 +9,12 @@ counts at its worst case (`attempt_tokens`), whatever --max-attempts allows. The
 is a bound, not an estimate, so the limit is never crossed whatever the model answers:
 
 - prompt tokens: at most one per UTF-8 byte of the messages (byte-level BPE tokenizers never
-  make more), plus 4 per message and 3 for the reply's start (the chat format's overhead),
-  priced at the highest input price of the model (a prompt-cache write where that costs
-  more than plain input);
+  make more), plus 4 per message and 3 for the reply's start (the chat format's overhead);
+  a message's tool calls count by the bytes of their JSON (id, name, arguments) plus 8 each,
+  a tool result by its call's id too, and the tools a request offers by the bytes of their
+  JSON schemas plus 16 each (providers render them into the prompt more tersely); priced
+  at the highest input price of the model (a prompt-cache write where that costs more than
+  plain input);
 - completion tokens: the request's whole token limit;
 - a judgment: its first request and every re-ask it may need (`max_reasks`), each re-ask
   carrying the original prompt, the previous reply (at most its token limit) and the
@@ -21,8 +24,10 @@ is a bound, not an estimate, so the limit is never crossed whatever the model an
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from turnbench.judging.formats import ReplyFormat
 from turnbench.judging.judge import Judge
@@ -34,15 +39,30 @@ CHARS_PER_TOKEN = 4  # rough estimate for --dry-run and missing usage (no tokeni
 MESSAGE_OVERHEAD = 4  # tokens a chat format adds per message (bounds OpenAI's and Anthropic's)
 REPLY_PRIMING = 3
 UNLIMITED_COMPLETION = 32_768  # the bound used when a request sets no token limit
+TOOL_CALL_OVERHEAD = 8  # tokens a chat format adds around one tool call
+TOOL_OVERHEAD = 16  # tokens a provider adds around one offered tool's definition
 
 
-def prompt_token_bound(messages: Sequence[Mapping[str, str]]) -> int:
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def prompt_token_bound(
+    messages: Sequence[Mapping[str, Any]], params: RequestParams | None = None
+) -> int:
     """At most this many prompt tokens (see the module docstring)."""
-    return (
-        sum(len(str(m.get("content", "")).encode("utf-8", "surrogatepass")) for m in messages)
-        + MESSAGE_OVERHEAD * len(messages)
-        + REPLY_PRIMING
-    )
+    total = REPLY_PRIMING + MESSAGE_OVERHEAD * len(messages)
+    for message in messages:
+        total += _bytes(str(message.get("content") or ""))
+        calls = message.get("tool_calls")
+        if calls:
+            total += _bytes(json.dumps(calls, ensure_ascii=False)) + TOOL_CALL_OVERHEAD * len(calls)
+        if message.get("tool_call_id"):
+            total += _bytes(str(message["tool_call_id"]))
+    if params is not None and params.tools:
+        offered = json.dumps(list(params.tools), ensure_ascii=False)
+        total += _bytes(offered) + TOOL_OVERHEAD * len(params.tools)
+    return total
 
 
 def request_bound(
@@ -52,11 +72,11 @@ def request_bound(
     return price.bound(prompt_tokens, completion_tokens, batch=batch)
 
 
-def attempt_tokens(messages: Sequence[Mapping[str, str]], params: RequestParams) -> Usage:
+def attempt_tokens(messages: Sequence[Mapping[str, Any]], params: RequestParams) -> Usage:
     """The most tokens one attempt of a request can be billed for: its prompt bound and its
     whole token limit (the worst case of an attempt that returned nothing)."""
     return Usage(
-        prompt_tokens=prompt_token_bound(messages),
+        prompt_tokens=prompt_token_bound(messages, params),
         completion_tokens=params.max_tokens or UNLIMITED_COMPLETION,
     )
 
@@ -86,7 +106,7 @@ class CostMeter:
             return 0.0
         limit = params.max_tokens or UNLIMITED_COMPLETION
         return request_bound(
-            price, prompt_token_bound(messages), limit, batch=self.roles["model"].batch
+            price, prompt_token_bound(messages, params), limit, batch=self.roles["model"].batch
         )
 
     def worst_user_turn(self, messages: list[Message], params: RequestParams, asks: int) -> float:
@@ -96,7 +116,7 @@ class CostMeter:
         if price is None:
             return 0.0
         limit = params.max_tokens or UNLIMITED_COMPLETION
-        prompt = prompt_token_bound(messages)
+        prompt = prompt_token_bound(messages, params)
         total = 0.0
         for number in range(asks):
             total += request_bound(price, prompt + number * (limit + MESSAGE_OVERHEAD * 2), limit)

@@ -189,6 +189,7 @@ class AnswerDone:
     arm: str | None = None  # a stress arm's answer (readers of the unperturbed run skip it)
     #: the tool calls the reply made (an agent's step: the conversation goes on with them)
     tool_calls: list[dict[str, Any]] | None = None
+    trial: int | None = None  # which of several runs of the same conversation
 
     def same_text(self, text: str) -> bool:
         return self.digest == text_digest(text)
@@ -260,6 +261,7 @@ class UserTurnDone:
     problems: tuple[str, ...] = ()
     ended: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    trial: int | None = None  # which of several runs of the same conversation
     offset: int = -1
     length: int = 0
 
@@ -334,6 +336,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         unclosed_think=bool(record.meta.get(UNCLOSED_THINK)),
         arm=record.arm,
         tool_calls=record.tool_calls,
+        trial=record.trial,
     )
 
 
@@ -687,6 +690,7 @@ class LogIndex:
             problems=tuple(record.problems),
             ended=record.ended,
             meta=dict(record.meta),
+            trial=record.trial,
         )
         if offset >= 0:
             done.offset, done.length = offset, length

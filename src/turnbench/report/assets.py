@@ -8,8 +8,12 @@ inert; the policy is a second lock: even markup that slipped through could not r
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
-import html
+
+from markupsafe import Markup
+
+from turnbench.report.templating import render
 
 STYLE = """
 :root { --fg:#1d1d1f; --muted:#6b6b70; --line:#e2e2e6; --bg:#fafafb; --card:#fff;
@@ -80,6 +84,16 @@ details.sample[open] > summary { border-bottom:1px solid var(--line); background
 .long { word-break:break-all; }
 details.more > summary { cursor:pointer; font-size:12px; color:var(--accent); margin:2px 0; }
 .score { font-weight:700; }
+details.transcript { border:1px solid var(--line); border-radius:6px; margin:6px 0;
+                     background:#fcfcfd; padding:0 12px; }
+details.transcript > summary { cursor:pointer; padding:6px 0; }
+.lines { padding:4px 0 10px; }
+.line { margin:6px 0; }
+.answer-text { white-space:pre-wrap; overflow-wrap:anywhere; padding:4px 8px; border-radius:4px; }
+.line.user .answer-text { background:#eef3fb; border-left:3px solid var(--accent); }
+.line.agent .answer-text { border:1px solid var(--line); background:#fff; }
+details.tool-call { border-left:3px solid #c9c9d1; margin:6px 0; padding:2px 8px; }
+details.tool-call > summary { cursor:pointer; }
 """
 
 SCRIPT = """
@@ -142,23 +156,28 @@ SCRIPT = """
 """
 
 
+@functools.cache
 def script_hash() -> str:
     digest = hashlib.sha256(SCRIPT.encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def page(title: str, body: str) -> str:
-    """The whole document; `body` must already be escaped markup."""
-    policy = (
+def policy() -> str:
+    """The page's Content-Security-Policy: its own script by hash, images from data: URIs."""
+    return (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src '{script_hash()}'; base-uri 'none'; form-action 'none'"
     )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n"
-        f"<style>{STYLE}</style>\n</head>\n<body>\n{body}\n"
-        f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
+
+
+def page(title: str, body: Markup) -> Markup:
+    """The whole document (`page.html`) around `body`, markup a template rendered. The style,
+    the script and the policy are this module's constants, so they go in as markup."""
+    return render(
+        "page.html",
+        title=title,
+        body=body,
+        policy=Markup(policy()),  # (fixed text and a base64 hash)
+        style=Markup(STYLE),  # (this module's constant)
+        script=Markup(SCRIPT),  # (this module's constant, allowed by its hash)
     )

@@ -15,7 +15,8 @@ from typing import Any
 
 from turnbench import __version__
 from turnbench.report.assets import page
-from turnbench.report.markup import esc, fmt, section, table
+from turnbench.report.markup import fmt
+from turnbench.report.templating import render
 from turnbench.types import JudgmentRecord, LogRecord
 
 METRICS = (
@@ -52,104 +53,84 @@ def _interval(metric: Any) -> tuple[str, str]:
     return fmt(metric.get("value"), 3), ci
 
 
-def _summary(audits: Sequence[Audit]) -> str:
+def _summary(audits: Sequence[Audit]) -> tuple[list[str], list[list[object]]]:
     headers = ["metric", "unbiased judge"]
     for audit in audits:
         headers += [f"{audit.label}: value", "95% CI"]
     headers.append("meaning")
-    rows = []
+    rows: list[list[object]] = []
     for key, name, ideal, meaning in METRICS:
-        row = [esc(name), esc(ideal)]
+        row: list[object] = [name, ideal]
         for audit in audits:
             row += list(_interval(audit.audit.get(key)))
-        rows.append([*row, esc(meaning)])
+        rows.append([*row, meaning])
     kinds = list(dict.fromkeys(k for a in audits for k in (a.audit.get("manipulation") or {})))
     for kind in kinds:
         for guard in ("without_guard", "with_guard"):
-            row = [esc(f"manipulation: {kind} ({guard.replace('_', ' ')})"), "≤ 0"]
+            row = [f"manipulation: {kind} ({guard.replace('_', ' ')})", "≤ 0"]
             for audit in audits:
                 row += list(
                     _interval(((audit.audit.get("manipulation") or {}).get(kind) or {}).get(guard))
                 )
-            rows.append([*row, esc("probe score minus the plain wrong answer's score")])
-    return table(
-        headers, rows, text_columns=(0, len(headers) - 1), wrap_columns=(len(headers) - 1,)
-    )
+            rows.append([*row, "probe score minus the plain wrong answer's score"])
+    return headers, rows
 
 
-def _settings(audit: Audit) -> str:
+def _settings(audit: Audit) -> list[list[object]]:
     data = audit.audit
     settings = data.get("judge_settings") or {}
     sampling = settings.get("sampling") or {}
     counts = data.get("counts") or {}
     probes = data.get("probes") or {}
     versions = data.get("prompt_versions") or {}
-    rows = [
-        ["judge", esc(data.get("judge"))],
-        ["benchmark (its judge prompts)", esc(data.get("benchmark"))],
-        ["prompts", esc(", ".join(f"{k}: {v}" for k, v in versions.items()))],
-        ["probe suite", esc(f"{probes.get('suite')} ({len(probes.get('questions') or [])} "
-                            f"questions, {probes.get('stability_repeats')} stability repeats)")],
-        ["judge sampling", esc(f"temperature {sampling.get('temperature')}, max tokens "
-                               f"{sampling.get('max_tokens')}, parser {settings.get('parser')}, "
-                               f"max re-asks {settings.get('max_reasks')}")],
-        ["judgments", esc(f"{counts.get('judged')} scored / {counts.get('expected')} planned, "
-                          f"{counts.get('failed')} unparseable, {counts.get('pending')} pending, "
-                          f"{counts.get('reasks')} re-asks")],
-        ["judge model reported", esc(", ".join(data.get("judge_reported") or []) or "–")],
-        ["time", esc(f"{data.get('started_at')} to {data.get('finished_at')}, "
-                     f"{data.get('wall_seconds')} s")],
+    rows: list[list[object]] = [
+        ["judge", data.get("judge")],
+        ["benchmark (its judge prompts)", data.get("benchmark")],
+        ["prompts", ", ".join(f"{k}: {v}" for k, v in versions.items())],
+        ["probe suite", f"{probes.get('suite')} ({len(probes.get('questions') or [])} "
+                        f"questions, {probes.get('stability_repeats')} stability repeats)"],
+        ["judge sampling", f"temperature {sampling.get('temperature')}, max tokens "
+                           f"{sampling.get('max_tokens')}, parser {settings.get('parser')}, "
+                           f"max re-asks {settings.get('max_reasks')}"],
+        ["judgments", f"{counts.get('judged')} scored / {counts.get('expected')} planned, "
+                      f"{counts.get('failed')} unparseable, {counts.get('pending')} pending, "
+                      f"{counts.get('reasks')} re-asks"],
+        ["judge model reported", ", ".join(data.get("judge_reported") or []) or "–"],
+        ["time", f"{data.get('started_at')} to {data.get('finished_at')}, "
+                 f"{data.get('wall_seconds')} s"],
     ]  # fmt: skip
     for check in data.get("thresholds") or []:
         state = "FAILED" if check.get("failed") else "ok"
-        rows.append(
-            [esc(f"--fail-if {check.get('rule')}"), esc(f"{state} (value {check.get('value')})")]
-        )
-    notes = "".join(f"<li>{esc(n)}</li>" for n in data.get("notes") or [])
-    return table(["", ""], rows, text_columns=(0, 1), wrap_columns=(1,)) + (
-        f'<ul class="small warnings">{notes}</ul>' if notes else ""
-    )
+        rows.append([f"--fail-if {check.get('rule')}", f"{state} (value {check.get('value')})"])
+    return rows
 
 
-def _questions(audit: Audit) -> str:
-    rows = []
+def _questions(audit: Audit) -> list[list[object]]:
+    rows: list[list[object]] = []
     for q in audit.audit.get("questions") or []:
         manipulation = q.get("manipulation") or {}
         pairs = q.get("pairs") or {}
         rows.append(
             [
-                esc(q.get("id")),
-                esc(q.get("category")),
-                esc(", ".join(fmt(s, 1) for s in q.get("right") or [])),
+                q.get("id"),
+                q.get("category"),
+                ", ".join(fmt(s, 1) for s in q.get("right") or []),
                 fmt(q.get("wrong"), 1),
                 fmt(q.get("padded"), 1),
-                esc("; ".join(
+                "; ".join(
                     f"{k} {fmt(v.get('without_guard'), 1)}/{fmt(v.get('with_guard'), 1)}"
                     for k, v in manipulation.items()
-                )),
+                ),
                 fmt(q.get("wrong_with_guard"), 1),
-                esc("; ".join(f"vs {k}: {v.get('AB')}, {v.get('BA')}" for k, v in pairs.items())),
+                "; ".join(f"vs {k}: {v.get('AB')}, {v.get('BA')}" for k, v in pairs.items()),
             ]
-        )  # fmt: skip
-    return table(
-        [
-            "question",
-            "category",
-            "right (repeats)",
-            "wrong",
-            "padded right",
-            "manipulation (without / with guard)",
-            "wrong with guard",
-            "pairwise verdicts (AB, BA)",
-        ],
-        rows,
-        text_columns=(0, 1, 2, 5, 7),
-        wrap_columns=(5, 7),
-    )
+        )
+    return rows
 
 
-def _replies(audit: Audit) -> str:
-    """The judge's reply to each probe kind of the first question, to read."""
+def _replies(audit: Audit) -> tuple[Any, list[tuple[str, str]]]:
+    """The judge's reply to each probe kind of the first question, to read: the question's
+    id and (what was judged: the verdict, the reply) for each."""
     first = (audit.audit.get("questions") or [{}])[0].get("id")
     shown = []
     for record in audit.records:
@@ -161,41 +142,33 @@ def _replies(audit: Audit) -> str:
         reply = (record.outputs[-1] if record.outputs else "")[:REPLY_CHARS]
         verdict = record.score if record.score is not None else record.verdict
         shown_verdict = verdict if verdict is not None else "unparseable"
-        shown.append(
-            f"<details><summary>{esc(what)}: {esc(shown_verdict)}"
-            f'</summary><pre class="wrap">{esc(reply)}</pre></details>'
-        )
-    if not shown:
-        return ""
-    return f"<h3>Judge replies to question {esc(first)}</h3>" + "".join(shown)
+        shown.append((f"{what}: {shown_verdict}", reply))
+    return first, shown
 
 
 def build_audit_report(audits: Sequence[Audit], title: str, generated_at: str | None = None) -> str:
     generated = generated_at or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [
-        section(
-            "audit",
-            "Judge audit",
-            '<p class="small muted">Each number is a mean over probe questions (or pairs) with '
-            "a 95% bootstrap interval over the questions. The probes are judged with the "
-            "benchmark's own judge prompts, so they measure the judge as the benchmark uses it. "
-            "Manipulation probes append an attack to a clearly wrong answer; positive values "
-            "mean the attack raised the score.</p>" + _summary(audits),
-        )
+    headers, rows = _summary(audits)
+    views = [
+        {
+            "audit": audit,
+            "settings": _settings(audit),
+            "notes": audit.audit.get("notes") or [],
+            "questions": _questions(audit),
+            "replies": _replies(audit),
+        }
+        for audit in audits
     ]
-    for index, audit in enumerate(audits, 1):
-        body = _settings(audit) + "<h3>Per question</h3>" + _questions(audit) + _replies(audit)
-        sections.append(section(f"audit-{index}", f"Audit: {audit.label}", body))
-    header = (
-        f'<header class="top"><h1>{esc(title)}</h1><div class="muted small">generated '
-        f'{esc(generated)} by turnbench {esc(__version__)}</div><ul class="small">'
-        + "".join(
-            f"<li><b>{esc(a.label)}</b>: {esc(a.path)} · judge {esc(a.audit.get('judge'))}</li>"
-            for a in audits
-        )
-        + "</ul></header>"
+    body = render(
+        "audit.html",
+        title=title,
+        generated=generated,
+        version=__version__,
+        headers=headers,
+        rows=rows,
+        audits=views,
     )
-    return page(title, header + "<main>" + "".join(sections) + "</main>")
+    return page(title, body)
 
 
 def load_audit(directory: Path, label: str, warn: Any = None) -> Audit:

@@ -2,8 +2,8 @@
 
 Each sample is a closed <details> element carrying its group, its turn scores and whether a
 turn failed as data attributes; the page's filter script shows or hides samples by those
-attributes and never builds markup. All dataset text, answers and judge replies are
-escaped here.
+attributes and never builds markup. This module gathers what each sample shows (its
+views); `dialogues.html` draws it, every dataset text, answer and judge reply escaped.
 
 A large run's transcripts do not go into the report file: once the rendered dialogues pass
 `Pages.inline_limit` bytes, they are written to page files in a folder beside the report
@@ -22,15 +22,21 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
+
+from markupsafe import Markup
 
 from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.report.compare import DEFAULT_RULE, SampleScore, rule_for, sample_scores
-from turnbench.report.markup import anchor, badge, esc, fmt, long_text
+from turnbench.report.markup import fmt, sample_anchor
+from turnbench.report.reading import is_pairwise
 from turnbench.report.samples import DialogueText, Texts
+from turnbench.report.templating import macro, render
 from turnbench.store.rundir import Entry, Run, TurnKey, sample_sort_key
 
 NO_GROUP = "(none)"
+CONTEXT_ONLY = "Turn {} (context only: not answered or judged)"
 INLINE_LIMIT = 2_000_000  # bytes of dialogue markup kept in the report file itself
 PAGE_LIMIT = 1_000_000  # bytes of dialogue markup per page file
 PAGE_FILE = re.compile(r"dialogues-\d+-\d+\.html")
@@ -42,7 +48,7 @@ class Pages:
 
     report: Path  # the report file; pages go to REPORT_STEM-files/ beside it
     title: str
-    frame: Callable[[str, str], str]  # (title, body markup) -> a whole page
+    frame: Callable[[str, Markup], str]  # (title, body markup) -> a whole page
     inline_limit: int = INLINE_LIMIT
     page_limit: int = PAGE_LIMIT
     written: list[Path] = field(default_factory=list)
@@ -77,93 +83,112 @@ class Pages:
         self.written.append(target)
 
 
-def sample_anchor(benchmark: str, sample: str) -> str:
-    return anchor("s", benchmark, sample)
+@dataclass
+class JudgeView:
+    """A judgment under an answer: its prompt, outcome and the judge's replies."""
+
+    title: str  # the prompt's name and the re-asks
+    score: str | None  # None: unparseable
+    replies: list[tuple[str, str]]  # (what it replies to, the reply)
+    parse_error: str | None
+
+    @classmethod
+    def of(cls, record: JudgmentDone, outputs: list[str]) -> JudgeView:
+        title = record.prompt_name + (f" · re-asks {record.reasks}" if record.reasks else "")
+        score = fmt(record.score, 1) if record.status == "scored" else None
+        replies = [
+            ("judge reply" if index == 0 else f"reply to re-ask {index}", output)
+            for index, output in enumerate(outputs)
+        ]
+        return cls(title, score, replies, record.parse_error)
 
 
-def _judge_block(record: JudgmentDone, outputs: list[str]) -> str:
-    status = (
-        badge(f"score {fmt(record.score, 1)}", "ok")
-        if record.status == "scored"
-        else badge("unparseable", "fail")
-    )
-    replies = []
-    for index, output in enumerate(outputs):
-        heading = "judge reply" if index == 0 else f"reply to re-ask {index}"
-        reply = long_text(output, tag="pre")
-        replies.append(f'<div class="small muted">{esc(heading)}</div>{reply}')
-    error = (
-        f'<div class="small">parse error: {esc(record.parse_error)}</div>'
-        if record.parse_error
-        else ""
-    )
-    reasks = f" · re-asks {record.reasks}" if record.reasks else ""
-    return (
-        f'<details class="judge"><summary>judge explanation ({esc(record.prompt_name)}'
-        f"{esc(reasks)})</summary>{status}{''.join(replies)}{error}</details>"
-    )
+@dataclass
+class AnswerView:
+    """One model's answer to one turn, with its score and judgment."""
+
+    label: str
+    badge: str | None  # "score" (a score), "fail", "no_change" (a badge); None: nothing
+    shown: str  # the score or the badge's text
+    text: str | None  # None: no answer recorded
+    notes: list[str]
+    judge: JudgeView | None
 
 
-def _score_badge(record: JudgmentDone | None, failure: str | None, answered: bool) -> str:
+@dataclass
+class GameView:
+    shown_a: str
+    shown_b: str
+    outcome: str
+    replies: list[str]
+
+
+@dataclass
+class TurnView:
+    heading: str
+    question: str | None
+    user_note: str | None  # a simulated user's turn: who wrote it, what it revealed
+    golden: str | None
+    answers: list[AnswerView] | None  # None: no model answered or was judged on it
+    games: list[GameView]  # the pairwise games of this turn (both orders)
+
+
+@dataclass
+class SummaryView:
+    """A sample's summary line and the data attributes the filters read."""
+
+    sample: str
+    group: str
+    scores: list[tuple[str, str]]  # (model, its sample score as shown)
+    failed: bool
+    data_scores: str
+
+
+def _score_badge(
+    record: JudgmentDone | None, failure: str | None, answered: bool
+) -> tuple[str, str] | None:
     if record is not None:
         if record.status == "scored" and record.score is not None:
-            return f'<span class="score">{fmt(record.score, 1)}</span>'
-        return badge("unparseable", "fail")
+            return "score", fmt(record.score, 1)
+        return "fail", "unparseable"
     if failure is not None:
-        return badge("request failed", "fail")
-    return badge("not judged", "no_change") if answered else ""
+        return "fail", "request failed"
+    return ("no_change", "not judged") if answered else None
 
 
 Shown = dict[tuple[int, int], "str | list[str]"]  # (id(run), offset) -> text or replies
 
 
-def _answer_cell(entry: Entry, key: TurnKey, failures: dict[TurnKey, str], shown: Shown) -> str:
+def _answer(entry: Entry, key: TurnKey, failures: dict[TurnKey, str], shown: Shown) -> AnswerView:
     answer = entry.answers.get(key)
     record = entry.judgments.get(key)
     failure = failures.get(key)
     text = shown.get((id(entry.run), answer.offset)) if answer is not None else None
-    body = (
-        long_text(text, "text")
-        if answer is not None
-        else '<div class="text muted">(no answer recorded)</div>'
-    )
     notes = []
     if answer is not None and answer.finish_reason == "length":
         notes.append("the answer hit its token limit")
     if failure is not None:
         notes.append(f"request failed (a re-run retries it): {failure}")
-    note = "".join(f'<div class="small muted">{esc(n)}</div>' for n in notes)
-    outputs = shown.get((id(entry.run), record.offset), []) if record is not None else []
-    judge = _judge_block(record, list(outputs)) if record is not None else ""
-    return (
-        f'<div class="answer"><div class="who"><span>{esc(entry.label)}</span>'
-        f"<span>{'' if entry.run.pairwise else _score_badge(record, failure, answer is not None)}"
-        "</span></div>"
-        f"{body}{note}{judge}</div>"
-    )
+    judge = None
+    if record is not None:
+        judge = JudgeView.of(record, list(shown.get((id(entry.run), record.offset), [])))
+    badge = None if is_pairwise(entry.run) else _score_badge(record, failure, answer is not None)
+    kind, label = badge or (None, "")
+    text = None if answer is None else str(text or "")
+    return AnswerView(entry.label, kind, label, text, notes, judge)
 
 
-def _pairwise_games(records: list[tuple[JudgmentDone, list[str]]]) -> str:
-    """The two games of each pairwise comparison of this turn, with the judge's replies."""
-    if not records:
-        return ""
-    items = []
-    for record, outputs in records:
-        shown_a = record.meta.get("model_a", record.model)
-        shown_b = record.meta.get("model_b", "?")
-        if record.status != "scored":
-            outcome = "unparseable"
-        elif record.verdict in ("A", "B"):
-            winner = shown_a if record.verdict == "A" else shown_b
-            outcome = f"{record.verdict}: {winner} wins"
-        else:
-            outcome = str(record.verdict)
-        replies = "".join(long_text(o, tag="pre") for o in outputs)
-        items.append(
-            f'<details class="judge"><summary>A = {esc(shown_a)}, B = {esc(shown_b)} · '
-            f"verdict {esc(outcome)}</summary>{replies}</details>"
-        )
-    return f'<div class="small muted">pairwise games (both orders)</div>{"".join(items)}'
+def _game(record: JudgmentDone, replies: list[str]) -> GameView:
+    """A pairwise game: the models shown as A and B, and its verdict as the browser names it."""
+    shown_a = record.meta.get("model_a", record.model)
+    shown_b = record.meta.get("model_b", "?")
+    if record.status != "scored":
+        outcome = "unparseable"
+    elif record.verdict in ("A", "B"):
+        outcome = f"{record.verdict}: {shown_a if record.verdict == 'A' else shown_b} wins"
+    else:
+        outcome = str(record.verdict)
+    return GameView(shown_a, shown_b, outcome, replies)
 
 
 def _turns_of(sample: str, text: DialogueText | None, context: _Context) -> list[int]:
@@ -195,7 +220,7 @@ class _Context:
     records: dict[str, list[tuple[Run, AnswerDone | JudgmentDone]]] = field(
         default_factory=dict
     )  # sample -> what its block shows (read from the log when it is rendered)
-    summaries: dict[str, tuple[str, str]] = field(default_factory=dict)
+    openings: dict[str, Markup] = field(default_factory=dict)  # sample -> its drawn summary
 
     def index(self) -> None:
         for entry in self.entries:
@@ -214,12 +239,12 @@ def dialogue_browser(
     texts: Texts,
     pages: Pages | None = None,
     number: int = 1,
-) -> str:
+) -> Markup:
     """The browser for one benchmark (the `number`-th of the report): filters, then one
     <details> per sample, or one row per sample linking to its page (see the module doc)."""
     rule = rule_for(entries[0].run) if entries else DEFAULT_RULE
     games: dict[TurnKey, list[tuple[Run, JudgmentDone]]] = defaultdict(list)
-    for run in {id(e.run): e.run for e in entries if e.run.pairwise}.values():
+    for run in {id(e.run): e.run for e in entries if is_pairwise(e.run)}.values():
         for done in run.games():
             games[(str(done.sample_id), done.turn)].append((run, done))
     context = _Context(
@@ -247,9 +272,9 @@ def dialogue_browser(
         if group not in group_order:
             group_order.append(group)
     if not ordered:
-        return '<p class="muted">No answers or judgments in the run logs.</p>'
-    filters = _filters(rule.group_kind, group_order)  # type: ignore[attr-defined]
-    inline: list[str] = []
+        return render("browser.html", filters=None, blocks=[], note=None)
+    filters = _macro("filters")(rule.group_kind, group_order)
+    inline: list[Markup] = []
     size = 0
     for index, sample in enumerate(ordered):
         block = _sample_block(context, sample)
@@ -257,40 +282,21 @@ def dialogue_browser(
         size += len(block)
         if pages is not None and size > pages.inline_limit:
             placed = _write_pages(context, pages, number, ordered, inline, index + 1, filters)
-            rows = "".join(
+            rows = [
                 _index_row(context, pages, sample, number, placed[sample]) for sample in ordered
-            )
-            note = (
-                '<p class="small muted">The dialogues of this run are too many to hold in one '
-                f"file: they are on {len(set(placed.values()))} pages beside this report "
-                f"(folder {esc(pages.folder.name)}). The filters below work on every sample; "
-                "open a sample and follow its link to read it. The text search here looks at "
-                "the sample rows; each page has its own.</p>"
-            )
-            return f'{note}<div class="browser">{filters}{rows}</div>'
-    return f'<div class="browser">{filters}{"".join(inline)}</div>'
+            ]
+            note = {"pages": len(set(placed.values())), "folder": pages.folder.name}
+            return render("browser.html", filters=filters, blocks=rows, note=note)
+    return render("browser.html", filters=filters, blocks=inline, note=None)
+
+
+def _macro(name: str) -> Any:
+    return macro("dialogues.html", name)
 
 
 def _group(context: _Context, sample: str) -> str:
     text = context.texts.get(sample)
     return context.groups.get(sample) or (text.group if text else None) or NO_GROUP
-
-
-def _filters(kind: str, group_order: list[str]) -> str:
-    options = "".join(f'<option value="{esc(g)}">{esc(g)}</option>' for g in group_order)
-    return (
-        '<div class="filters">'
-        f'<label>{esc(kind)} <select class="f-group"><option value="">all</option>'
-        f"{options}</select></label>"
-        '<label>some turn scored from <input class="f-min" type="number" min="0" max="10" '
-        'step="0.5"> to <input class="f-max" type="number" min="0" max="10" step="0.5">'
-        "</label>"
-        '<label><input class="f-failed" type="checkbox"> with a failed turn</label>'
-        '<label>text <input class="f-search" type="search" placeholder="search"></label>'
-        '<button type="button" class="f-open">open shown</button>'
-        '<button type="button" class="f-close">close all</button>'
-        '<span class="f-count muted small"></span></div>'
-    )
 
 
 def _page_name(number: int, page: int) -> str:
@@ -302,9 +308,9 @@ def _write_pages(
     pages: Pages,
     number: int,
     ordered: list[str],
-    rendered: list[str],
+    rendered: list[Markup],
     next_index: int,
-    filters: str,
+    filters: Markup,
 ) -> dict[str, int]:
     """Write every sample's dialogue to page files; sample -> its page number."""
     placed: dict[str, int] = {}
@@ -313,24 +319,22 @@ def _write_pages(
 
     def flush(last: bool) -> None:
         nonlocal page, body, size
-        nav = [f'<a href="{esc(pages.back(section))}">back to the report</a>']
-        if page > 1:
-            nav.append(f'<a href="{esc(_page_name(number, page - 1))}">previous page</a>')
-        if not last:
-            nav.append(f'<a href="{esc(_page_name(number, page + 1))}">next page</a>')
         title = f"{pages.title}: {context.benchmark} dialogues, page {page}"
-        header = (
-            f'<header class="top"><h1>{esc(title)}</h1>'
-            f'<nav class="toc">{"".join(nav)}</nav></header>'
+        main = render(
+            "dialogues_page.html",
+            title=title,
+            back=pages.back(section),
+            previous=_page_name(number, page - 1) if page > 1 else None,
+            following=None if last else _page_name(number, page + 1),
+            section=section,
+            benchmark=context.benchmark,
+            filters=filters,
+            blocks=body,
         )
-        main = (
-            f'<main><section id="{esc(section)}"><h2>{esc(context.benchmark)}: dialogues</h2>'
-            f'<div class="browser">{filters}{"".join(body)}</div></section></main>'
-        )
-        pages.write(_page_name(number, page), pages.frame(title, header + main))
+        pages.write(_page_name(number, page), pages.frame(title, main))
         page, body, size = page + 1, [], 0
 
-    def add(sample: str, block: str) -> None:
+    def add(sample: str, block: Markup) -> None:
         nonlocal size
         placed[sample] = page
         body.append(block)
@@ -351,32 +355,30 @@ def _write_pages(
     return placed
 
 
-def _index_row(context: _Context, pages: Pages, sample: str, number: int, page: int) -> str:
+def _index_row(context: _Context, pages: Pages, sample: str, number: int, page: int) -> Markup:
     """One sample in the report when its dialogue is on a page: its summary and a link."""
     target = sample_anchor(context.benchmark, sample)
     href = pages.href(_page_name(number, page), target)
-    summary, attributes = _summary(context, sample)
-    return (
-        f'<details class="sample" id="{esc(target)}" {attributes}>{summary}'
-        f'<div class="sample-body"><a href="{esc(href)}">read this dialogue</a> '
-        f'<span class="small muted">(page {page})</span></div></details>'
-    )
+    return _macro("index_row")(_opening(context, sample), href, page)
 
 
-def _summary(context: _Context, sample: str) -> tuple[str, str]:
-    """A sample's <summary> and the data attributes the filters read."""
-    found = context.summaries.get(sample)
+def _opening(context: _Context, sample: str) -> Markup:
+    """A sample's <details> opening with its summary (drawn once: a paged report shows it
+    in the report and on a page)."""
+    found = context.openings.get(sample)
     if found is None:
-        found = context.summaries[sample] = _make_summary(context, sample)
+        anchor = sample_anchor(context.benchmark, sample)
+        found = _macro("opening")(anchor, _make_summary(context, sample))
+        context.openings[sample] = found
     return found
 
 
-def _make_summary(context: _Context, sample: str) -> tuple[str, str]:
+def _make_summary(context: _Context, sample: str) -> SummaryView:
     turn_scores: list[float] = []
     failed = False
-    summary_scores = []
+    shown_scores = []
     for entry, by_sample in zip(context.entries, context.scores, strict=True):
-        if entry.run.pairwise:
+        if is_pairwise(entry.run):
             continue
         score = by_sample.get(sample)
         if score is not None:
@@ -386,19 +388,9 @@ def _make_summary(context: _Context, sample: str) -> tuple[str, str]:
         shown = (
             fmt(value, 2) if value is not None else ("failed" if score and score.failed else "–")
         )
-        summary_scores.append(f"{esc(entry.label)} <b>{shown}</b>")
-    group = _group(context, sample)
+        shown_scores.append((entry.label, shown))
     data_scores = " ".join(repr(float(s)) for s in turn_scores)
-    failed_badge = " " + badge("failed turn", "fail") if failed else ""
-    attributes = (
-        f'data-group="{esc(group)}" data-scores="{esc(data_scores)}" '
-        f'data-failed="{1 if failed else 0}"'
-    )
-    summary = (
-        f"<summary><b>#{esc(sample)}</b> · {esc(group)} · "
-        f"{' · '.join(summary_scores)}{failed_badge}</summary>"
-    )
-    return summary, attributes
+    return SummaryView(sample, _group(context, sample), shown_scores, failed, data_scores)
 
 
 def _load(context: _Context, sample: str) -> Shown:
@@ -414,56 +406,35 @@ def _load(context: _Context, sample: str) -> Shown:
     return shown
 
 
-def _sample_block(context: _Context, sample: str) -> str:
+def _sample_block(context: _Context, sample: str) -> Markup:
     entries = context.entries
     text = context.texts.get(sample)
     shown = _load(context, sample)
-    turns_markup = []
+    turns = []
     for turn in _turns_of(sample, text, context):
         key = (sample, turn)
-        question = text.questions.get(turn) if text else None
-        question_markup = (
-            long_text(question, "question")
-            if question is not None
-            else '<div class="question muted">(question text not available: no generated '
-            "answer in the log and no data files found)</div>"
-        )
-        involved = [
-            e
+        involved = any(
+            key in e.answers or key in e.judgments or key in f
             for e, f in zip(entries, context.failures, strict=True)
-            if key in e.answers or key in e.judgments or key in f
-        ]
-        note = text.users.get(turn) if text else None
-        if note is not None:  # a simulated user's turn: who wrote it, what it revealed
-            question_markup = badge(note, "simulated") + question_markup
-        golden = text.golden.get(turn) if text else None
-        golden_markup = (
-            f'<details class="judge"><summary>dataset answer for this turn (the golden '
-            f"context of later turns)</summary>{long_text(golden, 'raw', 'pre')}</details>"
-            if golden is not None
-            else ""
         )
+        answers = None
         if involved:
-            cells = "".join(
-                _answer_cell(e, key, f, shown)
-                for e, f in zip(entries, context.failures, strict=True)
-            )
-            answers = f'<div class="answers">{cells}</div>'
-            heading = f"Turn {turn}"
-        else:
-            answers = ""
-            heading = f"Turn {turn} (context only: not answered or judged)"
-        game_records = [
-            (done, list(shown.get((id(run), done.offset), [])))
+            answers = [
+                _answer(e, key, f, shown) for e, f in zip(entries, context.failures, strict=True)
+            ]
+        games = [
+            _game(done, list(shown.get((id(run), done.offset), [])))
             for run, done in context.games.get(key, [])
         ]
-        turns_markup.append(
-            f'<div class="turn"><h4>{esc(heading)}</h4>{question_markup}{golden_markup}'
-            f"{answers}{_pairwise_games(game_records)}</div>"
+        heading = f"Turn {turn}" if involved else CONTEXT_ONLY.format(turn)
+        turns.append(
+            TurnView(
+                heading,
+                text.questions.get(turn) if text else None,
+                text.users.get(turn) if text else None,
+                text.golden.get(turn) if text else None,
+                answers,
+                games,
+            )
         )
-    summary, attributes = _summary(context, sample)
-    return (
-        f'<details class="sample" id="{esc(sample_anchor(context.benchmark, sample))}" '
-        f"{attributes}>{summary}"
-        f'<div class="sample-body">{"".join(turns_markup)}</div></details>'
-    )
+    return _macro("sample")(_opening(context, sample), turns)

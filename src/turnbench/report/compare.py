@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from turnbench.errors import UserError
 from turnbench.journal.config import describe_differences
+from turnbench.report.reading import is_pairwise, model_results, table
 from turnbench.stats.paired import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -31,6 +32,9 @@ from turnbench.stats.paired import (
 from turnbench.store.rundir import Entry, Run, SampleScore, sample_sort_key
 
 NO_GROUP = "(none)"
+#: settings a benchmark's results name beside the scores that change them (MT-Bench-101's
+#: history and reference mode): two runs whose settings differ are not comparable as they are
+HEADER_SETTINGS = ("context", "reference_mode")
 
 
 @dataclass(frozen=True)
@@ -116,21 +120,23 @@ Row = StatRow  # one line of a comparison (overall or a group), from turnbench.s
 # -- provenance -----------------------------------------------------------------------------
 def _comparable(run: Run) -> dict[str, Any]:
     """What must match for two runs' scores to be comparable."""
-    prov = run.provenance
+    results = run.typed
+    prov = results.provenance
     fields: dict[str, Any] = {
-        "judge": run.judge,
-        "judging": run.judging,
-        "parser": prov.get("parser"),
-        "max_reasks": prov.get("max_reasks"),
-        "prompt_versions": prov.get("prompt_versions"),
-        "options": prov.get("options"),
-        "judge_sampling": prov.get("judge_sampling"),
-        "data_sha256": prov.get("data_sha256"),
-        "reference_sha256": prov.get("reference_sha256"),
+        "judge": results.judge,
+        "judging": prov.judging,
+        "parser": prov.parser,
+        "max_reasks": prov.max_reasks,
+        "prompt_versions": prov.prompt_versions,
+        "options": prov.options,
+        "judge_sampling": prov.judge_sampling,
+        "data_sha256": prov.data_sha256,
+        "reference_sha256": prov.reference_sha256,
     }
-    for key in ("context", "reference_mode"):
-        if key in run.results:
-            fields[key] = run.results[key]
+    for key in HEADER_SETTINGS:  # a benchmark's settings of the judged turns (results_header)
+        value = getattr(results, key, None)
+        if value is not None:
+            fields[key] = value
     return fields
 
 
@@ -139,8 +145,8 @@ def provenance_differences(base: Run, new: Run) -> list[str]:
     if base.path == new.path:
         return []
     one, two = _comparable(base), _comparable(new)
-    answer_one = base.provenance.get("answer_sampling")
-    answer_two = new.provenance.get("answer_sampling")
+    answer_one = base.typed.provenance.answer_sampling
+    answer_two = new.typed.provenance.answer_sampling
     if answer_one is not None and answer_two is not None:  # judge-only runs record none
         one["answer_sampling"], two["answer_sampling"] = answer_one, answer_two
     return [line.strip() for line in describe_differences(one, two)]
@@ -175,7 +181,7 @@ class Comparison:
                 "from the setup rather than the model:\n  " + "\n  ".join(self.differences)
             )
         for entry in (self.base, self.new):
-            if entry.results.get("complete") is False:
+            if not model_results(entry).complete:
                 notes.append(
                     f"{entry.run.path} is incomplete; only its finished samples are compared"
                 )
@@ -214,7 +220,7 @@ class Comparison:
 
 def check_comparable(base: Entry, new: Entry) -> None:
     for entry in (base, new):
-        if entry.run.pairwise:
+        if is_pairwise(entry.run):
             raise UserError(
                 f"{entry.run.path} is a pairwise run; compare needs single-grading runs "
                 "(scores per sample)"
@@ -239,7 +245,7 @@ def compare_entries(
     check_comparable(base, new)
     rule = rule_for(base.run)
     pairs, skipped = pair_samples(sample_scores(base), sample_scores(new), rule)
-    order = [str(key) for key in base.results.get(f"by_{rule.group_kind}") or {}]
+    order = [str(key) for key in table(base, f"by_{rule.group_kind}") or {}]
     result = compare_paired(
         pairs, rule.overall, level=level, resamples=resamples, seed=seed, order=order
     )

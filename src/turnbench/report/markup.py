@@ -1,16 +1,19 @@
-"""Tiny HTML builders. Every piece of text goes through `esc`; nothing else makes markup.
+"""Untrusted text made into markup, and the report's number formats (template filters).
 
-Functions taking `cells` or `body` expect markup that is already escaped (built here);
-functions taking `text` escape it themselves.
+The report's pages are templates (`templating.py`, autoescaped); the two filters here turn
+a text into markup themselves because they must cut it: `breakable` (break opportunities in
+huge words) and `long_text` (a block that folds what is past FOLD_LIMIT). Both escape every
+piece of the text before anything is joined, and return `Markup` only of that.
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
 from typing import Any
+
+from markupsafe import Markup, escape
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -25,11 +28,18 @@ RUN_STEP = 200
 _LONG_RUN = re.compile(rf"(?<![^ \t\n\r\f])[^ \t\n\r\f]{{{RUN_STEP + 1},}}")
 FOLD_LIMIT = 50_000  # characters shown before a "show the rest" control
 _JOINS = {"\u200c", "\u200d"}  # zero-width (non-)joiners bind their neighbours
+_LONG_START, _LONG_END, _BREAK = Markup('<span class="long">'), Markup("</span>"), Markup("<wbr>")
+_BLOCKS = frozenset({"div", "pre"})  # the blocks a long text is shown in
+_FOLDED = (
+    '{}<details class="more"><summary>show the rest ({} more characters, {} in all)'
+    "</summary>{}</details>"
+)
 
 
-def esc(value: Any) -> str:
-    """Text -> inert HTML (for element content and quoted attribute values alike)."""
-    return html.escape("" if value is None else str(value), quote=True)
+def esc(value: Any) -> Markup:
+    """Text -> inert HTML (for element content and quoted attribute values alike): what
+    autoescape makes of it."""
+    return escape("" if value is None else str(value))
 
 
 def _binds(text: str, at: int) -> bool:
@@ -62,48 +72,64 @@ def _steps(run: str) -> list[str]:
     return pieces
 
 
-def breakable(text: Any) -> str:
+def breakable(text: Any) -> Markup:
     """Text -> inert HTML in which every unbroken run longer than RUN_STEP characters may
     break (<wbr>) every RUN_STEP characters and anywhere (class "long"), so no line of the
     page's layout has to shape one huge word again and again (see RUN_STEP)."""
     value = "" if text is None else str(text)
-    parts, last = [], 0
+    if len(value) <= RUN_STEP or _LONG_RUN.search(value) is None:
+        return escape(value)  # (most texts: no run to break)
+    parts: list[Markup] = []
+    last = 0
     for match in _LONG_RUN.finditer(value):
         parts.append(esc(value[last : match.start()]))
-        steps = "<wbr>".join(esc(step) for step in _steps(match.group()))
-        parts.append(f'<span class="long">{steps}</span>')
+        parts.append(_LONG_START + _BREAK.join(_steps(match.group())) + _LONG_END)
         last = match.end()
     parts.append(esc(value[last:]))
-    return "".join(parts)
+    return Markup("").join(parts)
 
 
-def long_text(text: Any, css_class: str = "", tag: str = "div") -> str:
+@functools.cache
+def _block(tag: str, css_class: str) -> tuple[Markup, Markup]:
+    """The start and end tags of a text block."""
+    if tag not in _BLOCKS:
+        raise ValueError(f"not a text block: {tag}")
+    block = Markup(tag)  # (one of _BLOCKS: no text of the caller's)
+    start = Markup('<{} class="{}">').format(block, css_class) if css_class else f"<{block}>"
+    return Markup(start), Markup(f"</{block}>")
+
+
+def long_text(text: Any, css_class: str = "", tag: str = "div") -> Markup:
     """Untrusted text as an escaped `tag` block of `css_class` (breakable, see RUN_STEP).
     Text longer than FOLD_LIMIT characters shows its first FOLD_LIMIT and keeps the rest,
     complete, in a closed "show the rest" details below it: a closed details is not laid
     out, so a huge answer costs nothing until the reader asks for it."""
     value = "" if text is None else str(text)
-    start = f'<{tag} class="{esc(css_class)}">' if css_class else f"<{tag}>"
-    if len(value) <= FOLD_LIMIT:
-        return f"{start}{breakable(value)}</{tag}>"
+    start, end = _block(tag, css_class)
+    if len(value) <= FOLD_LIMIT:  # (joined as text: every part is markup already)
+        return Markup("".join((start, breakable(value), end)))
     cut = cut_at(value, FOLD_LIMIT)
     head, rest = value[:cut], value[cut:]
-    return (
-        f"{start}{breakable(head)}</{tag}>"
-        f'<details class="more"><summary>show the rest ({len(rest):,} more characters, '
-        f"{len(value):,} in all)</summary>{start}{breakable(rest)}</{tag}></details>"
+    return Markup(_FOLDED).format(
+        start + breakable(head) + end,
+        f"{len(rest):,}",
+        f"{len(value):,}",
+        start + breakable(rest) + end,
     )
 
 
 def fmt(value: Any, digits: int = 2) -> str:
+    """A number as the report shows it (`digits` decimals), "–" for none, yes/no for a
+    truth value; any other value as its text (the template escapes it)."""
     if isinstance(value, bool) or value is None:
         return "–" if value is None else ("yes" if value else "no")
     if isinstance(value, int | float):
         return f"{value:.{digits}f}"
-    return esc(value)
+    return str(value)
 
 
 def fmt_ci(interval: Any) -> str:
+    """An interval as "[low, high]"; "–" unless it is two numbers."""
     if isinstance(interval, list | tuple) and len(interval) == 2 and None not in interval:
         return f"[{interval[0]:.2f}, {interval[1]:.2f}]"
     return "–"
@@ -114,42 +140,6 @@ def anchor(*parts: Any) -> str:
     return "-".join(_ID_UNSAFE.sub("_", str(p)) for p in parts)
 
 
-def badge(text: str, kind: str) -> str:
-    return f'<span class="badge {esc(kind)}">{esc(text)}</span>'
-
-
-def table(
-    headers: Sequence[str],
-    rows: Iterable[Sequence[str]],
-    *,
-    text_columns: Iterable[int] = (0,),
-    wrap_columns: Iterable[int] = (),
-) -> str:
-    """A table; `headers` are plain text, `rows` cells are markup.
-
-    Text columns are left-aligned (numbers right-aligned); wrap columns may break lines.
-    """
-    texts, wraps = set(text_columns), set(wrap_columns)
-
-    def classes(index: int) -> str:
-        names = [n for n, on in (("text", index in texts), ("wrap", index in wraps)) if on]
-        return f' class="{" ".join(names)}"' if names else ""
-
-    head = "".join(f"<th{classes(i)}>{esc(h)}</th>" for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f"<td{classes(i)}>{c}</td>" for i, c in enumerate(row)) + "</tr>"
-        for row in rows
-    )
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
-    )
-
-
-def figure(uri: str, alt: str) -> str:
-    return f'<figure><img src="{esc(uri)}" alt="{esc(alt)}"></figure>'
-
-
-def section(anchor_id: str, title: str, body: str, *, extra_class: str = "") -> str:
-    classes = f' class="{esc(extra_class)}"' if extra_class else ""
-    return f'<section id="{esc(anchor_id)}"{classes}><h2>{esc(title)}</h2>{body}</section>'
+def sample_anchor(benchmark: str, sample: str) -> str:
+    """The id of a sample's block in the dialogue browser."""
+    return anchor("s", benchmark, sample)

@@ -1,18 +1,24 @@
 """The report's stress section: each `--perturb` arm against the unperturbed run.
 
-Drawn from results.json's `perturbations` (every number as the run computed it): a chart of
-the paired differences with their intervals, then per arm a table with the overall and one
-row per category or task, and the injection arm's obeyed rate. Every text is escaped.
+Drawn from the typed results' `perturbations` (every number as the run computed it): a
+chart of the paired differences with their intervals, then per arm a table with the
+overall and one row per category or task, and the injection arm's obeyed rate
+(`stress.html`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from turnbench.report import charts
-from turnbench.report.markup import badge, esc, fmt, fmt_ci, table
-from turnbench.report.markup import figure as chart
+from turnbench.report.cells import Badge, Bold
+from turnbench.report.markup import fmt, fmt_ci
+from turnbench.report.reading import model_results
+from turnbench.report.templating import render
+from turnbench.results.stress import ArmResults
 from turnbench.store.rundir import Entry
 
 ARM_NOTES = {
@@ -22,116 +28,110 @@ ARM_NOTES = {
 }
 
 
-def _group_kind(block: Mapping[str, Any]) -> str:
-    return next((k[3:] for k in block if k.startswith("by_") and k != "by_injection"), "group")
+@dataclass
+class ArmView:
+    kind: str
+    note: str
+    notes: list[str]
+    group_kind: str
+    rows: list[list[object]]
+    obeyed: tuple[str, str] | None  # the injection arm's obeyed rate ("–": none), its detail
+    per_document: list[list[object]]
 
 
-def _signed(value: Any) -> str:
-    return f"<b>{value:+.2f}</b>" if isinstance(value, int | float) else "–"
+@dataclass
+class EntryView:
+    label: str
+    chart: str | None
+    arms: list[ArmView]
 
 
-def _rate(rate: Mapping[str, Any]) -> str:
-    value = rate.get("value")
-    if not isinstance(value, int | float):
-        return "–"
-    return (
-        f"<b>{value:.0%}</b> ({esc(rate.get('obeyed'))}/{esc(rate.get('checked'))}), "
-        f"95% interval [{rate['ci_low']:.0%}, {rate['ci_high']:.0%}] ({esc(rate.get('method'))})"
-    )
+def _group_kind(arm: ArmResults) -> str:
+    extra = arm.model_extra or {}
+    return next((k[3:] for k in extra if k.startswith("by_") and k != "by_injection"), "group")
 
 
-def _arm(kind: str, block: Mapping[str, Any]) -> str:
-    group_kind = _group_kind(block)
-    difference = block.get("difference") or {}
-    verdict = str(difference.get("verdict") or "insufficient_data")
-    rows = [
-        [
-            "<b>overall</b>",
-            esc(block.get("units")),
-            fmt(block.get("baseline_score")),
-            fmt(block.get("score")),
-            _signed(difference.get("value")),
-            fmt_ci([difference.get("ci_low"), difference.get("ci_high")]),
-            badge(verdict.replace("_", " "), verdict),
-        ]
-    ]
-    for group, row in (block.get(f"by_{group_kind}") or {}).items():
+def _signed(value: Any) -> object:
+    return Bold(f"{value:+.2f}") if isinstance(value, int | float) else "–"
+
+
+def _row(name: object, row: dict[str, Any] | ArmResults) -> list[object]:
+    """A row of an arm's table: its overall (the arm) or one group (a mapping)."""
+    if isinstance(row, ArmResults):
+        units, base, score = row.units, row.baseline_score, row.score
+        found: dict[str, Any] = row.difference.model_dump()
+    else:
+        units, base, score = row.get("units"), row.get("baseline_score"), row.get("score")
         found = row.get("difference") or {}
-        verdict = str(found.get("verdict") or "insufficient_data")
-        rows.append(
-            [
-                esc(group),
-                esc(row.get("units")),
-                fmt(row.get("baseline_score")),
-                fmt(row.get("score")),
-                _signed(found.get("value")),
-                fmt_ci([found.get("ci_low"), found.get("ci_high")]),
-                badge(verdict.replace("_", " "), verdict),
-            ]
-        )
-    left_out = "; ".join(
-        f"{esc(n)} turn(s): {esc(why)}" for why, n in (block.get("not_in_arm") or {}).items()
-    )
-    notes = [
-        f"{esc(block.get('items'))} judged turns paired over {esc(block.get('units'))} samples"
+    verdict = str(found.get("verdict") or "insufficient_data")
+    return [
+        name,
+        units,
+        fmt(base),
+        fmt(score),
+        _signed(found.get("value")),
+        fmt_ci([found.get("ci_low"), found.get("ci_high")]),
+        Badge.verdict(verdict),
     ]
+
+
+def _obeyed(arm: ArmResults) -> tuple[str, str] | None:
+    rate = arm.obeyed_rate
+    if rate is None:
+        return None
+    extra = rate.model_extra or {}
+    if not isinstance(rate.value, int | float):
+        return "–", ""
+    return f"{rate.value:.0%}", (
+        f"({extra.get('obeyed')}/{extra.get('checked')}), 95% interval "
+        f"[{rate.ci_low:.0%}, {rate.ci_high:.0%}] ({extra.get('method')})"
+    )
+
+
+def _arm(kind: str, arm: ArmResults) -> ArmView:
+    group_kind = _group_kind(arm)
+    extra = arm.model_extra or {}
+    rows = [_row(Bold("overall"), arm)]
+    rows += [_row(group, row) for group, row in (extra.get(f"by_{group_kind}") or {}).items()]
+    notes = [f"{arm.items} judged turns paired over {arm.units} samples"]
+    left_out = "; ".join(f"{n} turn(s): {why}" for why, n in arm.not_in_arm.items())
     if left_out:
         notes.append(f"not in the arm: {left_out}")
-    for name in ("pending", "failed"):
-        if block.get(name):
-            notes.append(f"{esc(block[name])} {name}")
-    obeyed = ""
-    if "obeyed_rate" in block:
-        per = [
-            [esc(name), esc(row.get("instruction")), f"{esc(row.get('obeyed'))}/"
-             f"{esc(row.get('checked'))}", fmt(row.get("rate"))]
-            for name, row in (block.get("by_injection") or {}).items()
-        ]  # fmt: skip
-        obeyed = f"<p>Obeyed the injected instruction: {_rate(block['obeyed_rate'])}</p>" + table(
-            ["document", "instruction", "obeyed", "rate"], per, text_columns=(0, 1)
-        )
-    return (
-        f"<h3>{esc(kind)}</h3>"
-        f'<p class="small muted">{esc(ARM_NOTES.get(kind, ""))}; {"; ".join(notes)}.</p>'
-        + table(
-            [group_kind, "samples", "unperturbed", "perturbed", "difference", "95% CI", "verdict"],
-            rows,
-        )
-        + obeyed
+    notes += [f"{arm.pending} pending"] if arm.pending else []
+    notes += [f"{arm.failed} failed"] if arm.failed else []
+    per_document: list[list[object]] = [
+        [name, row.get("instruction"), f"{row.get('obeyed')}/{row.get('checked')}",
+         fmt(row.get("rate"))]
+        for name, row in (extra.get("by_injection") or {}).items()
+    ]  # fmt: skip
+    return ArmView(
+        kind, ARM_NOTES.get(kind, ""), notes, group_kind, rows, _obeyed(arm), per_document
     )
 
 
-def stress_section(entries: list[Entry]) -> str:
-    """The section's body ('' when no run has stress arms)."""
-    parts = []
+def _entry(entry: Entry, arms: dict[str, ArmResults]) -> EntryView:
+    points = [
+        (
+            kind,
+            arm.difference.value,
+            arm.difference.ci_low,
+            arm.difference.ci_high,
+            str((arm.difference.model_extra or {}).get("verdict") or "insufficient_data"),
+        )
+        for kind, arm in arms.items()
+        if isinstance(arm.difference.value, int | float)
+    ]
+    drawn = charts.deltas(points, f"{entry.label}: perturbed minus unperturbed")
+    return EntryView(entry.label, drawn if points else None, [_arm(k, a) for k, a in arms.items()])
+
+
+def stress_section(entries: list[Entry]) -> Markup:
+    """The section's body (empty when no run has stress arms)."""
+    views = []
     for entry in entries:
-        stress = entry.results.get("perturbations")
-        if not isinstance(stress, dict) or not stress:
+        if entry.typed is None:
             continue
-        points = [
-            (
-                kind,
-                block["difference"]["value"],
-                block["difference"].get("ci_low"),
-                block["difference"].get("ci_high"),
-                str(block["difference"].get("verdict") or "insufficient_data"),
-            )
-            for kind, block in stress.items()
-            if isinstance((block.get("difference") or {}).get("value"), int | float)
-        ]
-        drawn = charts.deltas(points, f"{entry.label}: perturbed minus unperturbed")
-        figure = chart(drawn, "stress arm differences") if points else ""
-        parts.append(
-            f"<h3>{esc(entry.label)}</h3>"
-            + (f'<div class="charts">{figure}</div>' if figure else "")
-            + "".join(_arm(kind, block) for kind, block in stress.items())
-        )
-    if not parts:
-        return ""
-    return (
-        '<p class="small muted">Each stress arm (--perturb) answers and judges the turns with '
-        "history again, that history perturbed, and is paired with the same turns of the "
-        "unperturbed run; the difference's 95% interval is the paired sign-flip test's over "
-        "samples (as turnbench compare), the obeyed rate's a Wilson score interval over "
-        "answers. The judge was asked in the same form in every arm.</p>" + "".join(parts)
-    )
+        arms = getattr(model_results(entry), "perturbations", None)
+        if arms:
+            views.append(_entry(entry, arms))
+    return render("stress.html", entries=views)

@@ -1,206 +1,137 @@
 """The report's "Judge trust" section: panels, repeats, length and flagged answers.
 
-Everything comes from results.json (the keys `by_judge`, `judge_agreement`, `repeats`,
-`length`, `length_control` and `flagged_answers`); runs without them add nothing.
+Everything comes from the typed results (`by_judge`, `judge_agreement`, `repeats`,
+`length` and `flagged_answers` of a model or a pairwise run); runs without them add
+nothing (`trust.html`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from markupsafe import Markup
 
-from turnbench.report.markup import esc, fmt, table
+from turnbench.report.cells import Bold
+from turnbench.report.markup import fmt
+from turnbench.report.reading import model_results, pairwise_of, single
+from turnbench.report.templating import render
 from turnbench.store.rundir import Entry, Run
+from turnbench.trust.models import FlaggedAnswer
 
 MAX_FLAGGED = 200
 
 
-def _panel(entries: list[Entry]) -> str:
-    rows = []
+def _panel(entries: list[Entry]) -> list[list[object]]:
+    rows: list[list[object]] = []
     for entry in entries:
-        by_judge = entry.results.get("by_judge")
-        if not isinstance(by_judge, dict):
+        results = model_results(entry)
+        if results.by_judge is None:
             continue
-        agreement = entry.results.get("judge_agreement") or {}
-        statistic = (
-            f"alpha {fmt(agreement.get('krippendorff_alpha'), 3)}"
-            if agreement.get("kind") == "ratings"
-            else f"Fleiss kappa {fmt(agreement.get('fleiss_kappa'), 3)}"
-        )
-        for judge, scores in by_judge.items():
-            counts = scores.get("counts") or {}
+        agreement = results.judge_agreement
+        if agreement is not None and agreement.kind == "ratings":
+            statistic = f"alpha {fmt(agreement.krippendorff_alpha, 3)}"
+        else:
+            kappa = agreement.fleiss_kappa if agreement is not None else None
+            statistic = f"Fleiss kappa {fmt(kappa, 3)}"
+        for judge, scores in results.by_judge.items():
+            counts = scores.counts
             rows.append(
                 [
-                    esc(entry.label),
-                    esc(judge),
-                    fmt(scores.get("overall")),
-                    esc(f"{counts.get('scored', '–')} / {counts.get('expected', '–')}"),
-                    esc(statistic),
+                    entry.label,
+                    judge,
+                    fmt(scores.overall),
+                    f"{counts.scored} / {counts.expected}",
+                    statistic,
                 ]
             )
-        rows.append(
-            [
-                esc(entry.label),
-                "<b>panel</b>",
-                f"<b>{fmt(entry.results.get('overall'))}</b>",
-                "",
-                esc(f"{agreement.get('items', '–')} items"),
-            ]
-        )
-    if not rows:
-        return ""
-    return "<h3>Judge panel</h3>" + table(
-        ["model", "judge", "overall", "judgments scored / planned", "inter-judge agreement"],
-        rows,
-        text_columns=(0, 1, 4),
-    )
+        items = agreement.items if agreement is not None else "–"
+        rows.append([entry.label, Bold("panel"), Bold(fmt(results.overall)), "", f"{items} items"])
+    return rows
 
 
-def _repeats(entries: list[Entry]) -> str:
-    rows = []
+def _repeats(entries: list[Entry]) -> list[list[object]]:
+    rows: list[list[object]] = []
     for entry in entries:
-        spread = entry.results.get("repeats")
-        if not isinstance(spread, dict):
+        spread = model_results(entry).repeats
+        if spread is None:
             continue
-        for judge, overall in (spread.get("overall_by_repeat") or {}).items():
+        for judge, overall in spread.overall_by_repeat.items():
             rows.append(
                 [
-                    esc(entry.label),
-                    esc(judge),
-                    esc(spread.get("k")),
-                    esc(", ".join(fmt(v) for v in overall)),
-                    fmt((spread.get("overall_range") or {}).get(judge), 3),
-                    fmt(spread.get("mean_item_sd"), 3),
-                    esc(f"{spread.get('items_varying')} / {spread.get('items')}"),
+                    entry.label,
+                    judge,
+                    spread.k,
+                    ", ".join(fmt(v) for v in overall),
+                    fmt(spread.overall_range.get(judge), 3),
+                    fmt(spread.mean_item_sd, 3),
+                    f"{spread.items_varying} / {spread.items}",
                 ]
             )
-    if not rows:
-        return ""
-    return "<h3>Repeated judgments</h3>" + table(
-        [
-            "model",
-            "judge",
-            "repeats",
-            "overall of each repeat",
-            "overall range",
-            "mean item sd",
-            "items whose repeats differ",
-        ],
-        rows,
-        text_columns=(0, 1, 3),
-    )
+    return rows
 
 
-def _length(entries: list[Entry]) -> str:
-    rows = []
+def _length(entries: list[Entry]) -> list[list[object]]:
+    rows: list[list[object]] = []
     for entry in entries:
-        length = entry.results.get("length")
-        if not isinstance(length, dict):
+        results = model_results(entry)
+        length = results.length
+        if length is None:
             continue
         rows.append(
             [
-                esc(entry.label),
-                fmt(length.get("spearman"), 3),
-                fmt(length.get("median_chars"), 0),
-                fmt(entry.results.get("overall")),
-                fmt(length.get("length_controlled_overall")),
-                fmt(length.get("difference")),
-                fmt(length.get("slope_per_doubling"), 3),
-                esc(length.get("method")),
+                entry.label,
+                fmt(length.spearman, 3),
+                fmt(length.median_chars, 0),
+                fmt(results.overall),
+                fmt(length.length_controlled_overall),
+                fmt(length.difference),
+                fmt(length.slope_per_doubling, 3),
+                length.method,
             ]
         )
-    if not rows:
-        return ""
-    return (
-        "<h3>Answer length</h3>"
-        + table(
-            [
-                "model",
-                "rank correlation length~score",
-                "median answer chars",
-                "overall",
-                "length-controlled overall",
-                "difference",
-                "score per doubling of length",
-                "fit",
-            ],
-            rows,
-            text_columns=(0, 7),
-        )
-        + '<p class="small muted">Length-controlled: every score moved to the run\'s mean log '
-        "answer length along one slope fitted within model (and within question when several "
-        "models answered it), then aggregated as the benchmark aggregates scores.</p>"
-    )
+    return rows
 
 
-def _flagged(entries: list[Entry], runs: list[Run]) -> str:
-    rows = []
+def _flagged(entries: list[Entry], runs: list[Run]) -> tuple[list[list[object]], int, bool]:
+    """The flagged answers' rows (at most MAX_FLAGGED), how many there are, and whether any
+    run was checked by the detector at all."""
+    found: list[tuple[str, FlaggedAnswer]] = []
+    checked = False
     for entry in entries:
-        for item in entry.results.get("flagged_answers") or []:
-            rows.append((entry.label, item))
+        flagged = model_results(entry).flagged_answers
+        checked = checked or flagged is not None
+        found.extend((entry.label, item) for item in flagged or [])
     for run in runs:
-        if run.pairwise:
-            for item in run.results.get("flagged_answers") or []:
-                rows.append((f"{run.label}: {item.get('model', '')}", item))
-    if not rows:
-        checked = any("flagged_answers" in e.results for e in entries) or any(
-            "flagged_answers" in r.results for r in runs
-        )
-        return (
-            '<p class="muted">No answer was flagged by the injection detector.</p>'
-            if checked
-            else ""
-        )
-    cells = []
-    for label, item in rows[:MAX_FLAGGED]:
-        sample = {k: v for k, v in item.items() if k not in ("turn", "flags", "model")}
-        cells.append(
+        results = pairwise_of(run)
+        if results is not None:
+            checked = checked or results.flagged_answers is not None
+            found.extend(
+                (f"{run.label}: {item.model or ''}", item) for item in results.flagged_answers or []
+            )
+    rows: list[list[object]] = []
+    for label, item in found[:MAX_FLAGGED]:
+        sample = item.model_extra or {}  # the benchmark's naming of the sample
+        rows.append(
             [
-                esc(label),
-                esc(", ".join(f"{k} {v}" for k, v in sample.items())),
-                esc(item.get("turn")),
-                esc("; ".join(f"{f.get('label')}: “{f.get('excerpt')}”" for f in item["flags"])),
+                label,
+                ", ".join(f"{k} {v}" for k, v in sample.items()),
+                item.turn,
+                "; ".join(f"{flag.label}: “{flag.excerpt}”" for flag in item.flags),
             ]
         )
-    more = (
-        f'<p class="muted small">{len(rows) - MAX_FLAGGED} more in results.json.</p>'
-        if len(rows) > MAX_FLAGGED
-        else ""
-    )
-    return (
-        "<h3>Answers flagged by the injection detector</h3>"
-        '<p class="small muted">Answers that address the judge, carry score-like tokens or '
-        "forge prompt markers. Scores are unchanged; read these answers (and consider "
-        "--judge-guard).</p>"
-        + table(
-            ["model", "sample", "turn", "why"], cells, text_columns=(0, 1, 3), wrap_columns=(3,)
-        )
-        + more
-    )
+    return rows, len(found), checked
 
 
-def trust_section(entries: list[Entry], runs: list[Run]) -> str:
-    single = [e for e in entries if not e.run.pairwise]
-    body = _panel(single) + _repeats(single) + _length(single)
-    for run in runs:
-        agreement: Any = run.results.get("judge_agreement")
-        if run.pairwise and isinstance(agreement, dict):
-            body += (
-                f"<p>{esc(run.label)}: pairwise panel agreement, Fleiss' kappa "
-                f"<b>{fmt(agreement.get('fleiss_kappa'), 3)}</b> over {esc(agreement.get('items'))}"
-                " games.</p>"
-            )
-        spread = run.results.get("repeats")
-        if run.pairwise and isinstance(spread, dict):
-            body += (
-                f"<p>{esc(run.label)}: {esc(spread.get('games_varying'))} of "
-                f"{esc(spread.get('games'))} games got different verdicts from the same judge "
-                f"across {esc(spread.get('k'))} repeats.</p>"
-            )
-        length = run.results.get("length")
-        if run.pairwise and isinstance(length, dict):
-            body += (
-                f"<p>{esc(run.label)}: the longer answer won "
-                f"<b>{fmt(length.get('longer_answer_win_share'), 3)}</b> of "
-                f"{esc(length.get('decisive_pairs'))} decisive pairs (0.5 = length-blind).</p>"
-            )
-    return body + _flagged(single, runs)
+def trust_section(entries: list[Entry], runs: list[Run]) -> Markup:
+    """The section's body (empty when no run has anything to show in it)."""
+    models = single(entries)
+    flagged, total, checked = _flagged(models, runs)
+    pairwise = [(run, results) for run in runs if (results := pairwise_of(run)) is not None]
+    return render(
+        "trust.html",
+        panel=_panel(models),
+        repeats=_repeats(models),
+        length=_length(models),
+        pairwise=pairwise,
+        flagged=flagged,
+        more=total - MAX_FLAGGED,
+        checked=checked,
+    )

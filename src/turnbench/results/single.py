@@ -216,16 +216,6 @@ def model_results(
     return results
 
 
-SIMULATOR_PROBLEMS = (
-    "several_shards",
-    "invented",
-    "answered_itself",
-    "role_switch",
-    "ended_before_start",
-    "recited_instructions",
-)
-
-
 def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
     """`simulator`: the user turns of `model`'s planned conversations, as the log has them."""
     planned = {sample.id for sample in work.benchmark.samples}
@@ -235,14 +225,15 @@ def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
         if isinstance(done, UserTurnDone) and done.model == model and done.sample_id in planned
     ]
     by_origin: dict[str, int] = {}
-    with_problem: dict[str, set[SampleId]] = {code: set() for code in SIMULATOR_PROBLEMS}
-    turns_with = dict.fromkeys(SIMULATOR_PROBLEMS, 0)
+    codes = work.benchmark.simulator_problems
+    with_problem: dict[str, set[tuple[SampleId, int | None]]] = {code: set() for code in codes}
+    turns_with = dict.fromkeys(codes, 0)
     ended: dict[str, int] = {}
     reasks = 0
     for done in turns:
         by_origin[done.origin] = by_origin.get(done.origin, 0) + 1
         for code in done.problems:
-            with_problem.setdefault(code, set()).add(done.sample_id)
+            with_problem.setdefault(code, set()).add((done.sample_id, done.trial))
             turns_with[code] = turns_with.get(code, 0) + 1
         if done.ended:
             ended[done.ended] = ended.get(done.ended, 0) + 1
@@ -251,7 +242,7 @@ def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
     return {
         "user_turns": len(turns),
         "by_origin": by_origin,
-        "conversations": len({done.sample_id for done in turns}),
+        "conversations": len({(done.sample_id, done.trial) for done in turns}),
         "conversations_with": {code: len(ids) for code, ids in with_problem.items()},
         "turns_with": turns_with,
         "reasks": reasks,

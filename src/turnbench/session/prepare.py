@@ -98,6 +98,17 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
     user = user_role(options, cls, mode)
     if user is not None:
         roles[USER] = user
+    small = [
+        role.spec
+        for name, role in roles.items()
+        if name in (MODEL, USER) and role.spec.startswith("local/")
+    ]
+    if small and cls.user_model != "no":
+        warn(
+            f"{' and '.join(dict.fromkeys(small))} is a small embedded model playing the "
+            f"conversation: this run of {cls.name} is a smoke test of the pipeline, not a "
+            "measurement; its scores mean nothing"
+        )
     locator = DataLocator(options.data_dir, allow_download=options.download)
     files = cls.locate_files(locator)
     model = roles.get(MODEL)
@@ -110,6 +121,7 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
             answer=answer_sampling,
             options=dict(options.benchmark_options),
             user_model=user.spec if user is not None else None,
+            model=model.spec if model is not None else None,
         ),
     )
     answer_sets = []

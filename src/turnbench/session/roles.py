@@ -13,7 +13,7 @@ from turnbench.backends.roles import MODEL, USER, RoleConfig, UserSettings
 from turnbench.benchmarks.base import Benchmark
 from turnbench.errors import UserError
 from turnbench.judging.config import JudgeChoices, JudgeConfig, build_judges
-from turnbench.options import EvalOptions, RoleFields
+from turnbench.options import DEFAULT_USER_MAX_TOKENS, EvalOptions, RoleFields
 from turnbench.specs import ModelSpec
 from turnbench.types import SamplingConfig
 
@@ -83,8 +83,21 @@ def model_role(options: EvalOptions, spec: ModelSpec, cls: type[Benchmark]) -> R
             token_param=options.model_token_param,
             policy=RetryPolicy.from_flags(options),
         ),
-        sampling=answer_sampling(options, options.max_new_tokens or cls.default_max_new_tokens),
+        sampling=answer_sampling(options, answer_limit(options, spec, cls)),
     )
+
+
+def embedded(spec: ModelSpec) -> bool:
+    return spec.provider == "local"
+
+
+def answer_limit(options: EvalOptions, spec: ModelSpec, cls: type[Benchmark]) -> int:
+    """--max-new-tokens, else the benchmark's limit (its embedded one for `local/...`)."""
+    if options.max_new_tokens:
+        return options.max_new_tokens
+    if embedded(spec) and cls.embedded_max_new_tokens:
+        return cls.embedded_max_new_tokens
+    return cls.default_max_new_tokens
 
 
 def flag_role(options: EvalOptions, role: str) -> RoleConfig | None:
@@ -125,7 +138,11 @@ def user_role(options: EvalOptions, cls: type[Benchmark], mode: str) -> RoleConf
     if cls.user_model == "no":
         raise UserError(f"{cls.name} has no simulated user: --user-model is not used")
     role = flag_role(options, USER)
-    assert role is not None
+    assert role is not None and role.sampling is not None
+    unchanged = options.user_max_tokens == DEFAULT_USER_MAX_TOKENS
+    if embedded(role.model_spec) and unchanged and cls.embedded_user_max_tokens:
+        sampling = role.sampling.model_copy(update={"max_tokens": cls.embedded_user_max_tokens})
+        role = RoleConfig(role.name, role.model_spec, role.backend, sampling)
     assert role.sampling is not None
     settings = UserSettings(spec=role.spec, sampling=role.sampling, strict=options.strict_user)
     return RoleConfig(

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -37,6 +37,7 @@ from turnbench.journal.logindex import (
     AnswerDone,
     JudgmentDone,
     LogIndex,
+    SampleDone,
     record_group,
 )
 from turnbench.journal.runlog import (
@@ -51,6 +52,9 @@ from turnbench.store.parallel import can_fork, forked
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.textio import describe_validation_error, read_json
 from turnbench.types import AnswerRecord, FailureRecord, JudgmentRecord, LogRecord
+
+if TYPE_CHECKING:
+    from turnbench.results.shapes import ModelResults, ResultsModel
 
 PAIRWISE_MODES = frozenset({"pairwise", "pairwise-all"})
 __all__ = ["GROUP_META_KEYS", "record_group"]  # (their home is logindex; imported from here)
@@ -283,6 +287,20 @@ class Entry:
         return f"{self.run.label}: {self.model}"
 
     @cached_property
+    def typed(self) -> ModelResults | None:
+        """This model's results as their typed model: the run's own (`turnbench run`), or
+        its entry under `models` (judge-only); None for a model of a pairwise run, whose
+        row is in `run.typed.models`."""
+        from turnbench.results.shapes import JudgeOnlyResults, SingleRunResults
+
+        results = self.run.typed
+        if isinstance(results, SingleRunResults):
+            return results
+        if isinstance(results, JudgeOnlyResults):
+            return results.models.get(self.model)
+        return None
+
+    @cached_property
     def answers(self) -> dict[TurnKey, AnswerDone]:
         """The latest answer per turn (compact: `run.load` gives the whole record)."""
         return dict(self.run.work_by_entry().get((self.model, self.arm), EMPTY_WORK)[0])
@@ -329,7 +347,26 @@ class Entry:
                 score.failed = True
         for sample, _ in self.open_failures:
             scores.setdefault(sample, SampleScore(groups.get(sample))).failed = True
+        for done in self.conversations:  # a sample scored whole: its trials stand as turns
+            if done.score is None:
+                continue
+            score = scores.setdefault(str(done.sample_id), SampleScore(done.group))
+            score.turns[done.trial or 0] = done.score
         return scores
+
+    @cached_property
+    def conversations(self) -> list[SampleDone]:
+        """This model's samples scored as a whole (one per trial of a conversation: an
+        agent's with its tools), in sample and trial order; [] for turn-by-turn judging."""
+        if self.arm is not None:
+            return []
+        found = [
+            done
+            for done in self.run.index.done.values()
+            if isinstance(done, SampleDone) and done.model == self.model
+        ]
+        found.sort(key=lambda d: (sample_sort_key(str(d.sample_id)), d.trial or 0))
+        return found
 
     def groups(self) -> dict[str, str]:
         """sample id -> category or task, from the records."""
@@ -473,6 +510,12 @@ class Run:
         value = self.results.get("provenance")
         return value if isinstance(value, dict) else {}
 
+    @cached_property
+    def typed(self) -> ResultsModel:
+        """results.json as its typed model (`results_model`); its type tells a pairwise run
+        (PairwiseResults) from a judge-only (JudgeOnlyResults) and a single one."""
+        return results_model(self.results, self.path / RESULTS_NAME)
+
     @property
     def judge_only(self) -> bool:
         return isinstance(self.results.get("models"), dict)
@@ -539,6 +582,24 @@ def read_results(directory: Path) -> dict[str, Any]:
             f"{path}: not a turnbench results file ({describe_validation_error(error)})"
         ) from None
     return value
+
+
+def results_model(results: dict[str, Any], where: Path) -> ResultsModel:
+    """The content of results.json (`where`) as the typed model of its shape:
+    SingleRunResults, JudgeOnlyResults or PairwiseResults, a model's benchmark tables among
+    its extra fields. The one way a reader turns results into their model; a file of
+    another shape (hand-made, or from a turnbench that wrote other keys) is one clear
+    error, which re-running the command that made the run mends (results.json is rebuilt
+    from the log)."""
+    from turnbench.results.shapes import RESULTS_ADAPTER
+
+    try:
+        return RESULTS_ADAPTER.validate_python(results)
+    except ValidationError as error:
+        raise UserError(
+            f"{where}: not the results this turnbench writes ({describe_validation_error(error)});"
+            " re-run the command that made the run to rebuild it from the log"
+        ) from None
 
 
 def load_run(
@@ -784,11 +845,9 @@ class FinishedRun:
     def models(self) -> list[str]:
         return self.run.model_names
 
-    def typed(self) -> Any:
+    def typed(self) -> ResultsModel:
         """The results as their pydantic model (validated against the published schema)."""
-        from turnbench.results.build import RESULTS_ADAPTER
-
-        return RESULTS_ADAPTER.validate_python(self.results)
+        return self.run.typed
 
     def model_results(self, model: str | None = None) -> dict[str, Any]:
         return select_entry(self.run, model, "model").results

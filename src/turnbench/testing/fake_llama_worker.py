@@ -74,6 +74,9 @@ def main(argv: list[str]) -> int:
                 time.sleep(0.01)
             finish = "cancelled" if ident in cancelled else "length"
         text = f"echo: {last}"
+        if last.startswith("call:"):  # a reply that calls the tool named after the colon
+            name = last[len("call:") :]
+            text = f'<tool_call>{{"name": "{name}", "arguments": {{"user_id": "u1"}}}}</tool_call>'
         send(
             {
                 "op": "result",

@@ -10,14 +10,22 @@
   tasks that need no change and no output.
 - `instruction_seen`: whether any request a server received holds any task's instruction (the
   model under test must never see it).
+- `gold_trajectory`: one entry of tau-bench's own results file for a run that did a task's
+  gold actions and told its outputs (what `turnbench import --format tau-bench` reads).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from turnbench.benchmarks.tau_bench.database import Database
+from turnbench.benchmarks.tau_bench.domain import TABLES
+from turnbench.benchmarks.tau_bench.tasks import Task, replay
+from turnbench.benchmarks.tau_bench.tools import ToolSet
 from turnbench.testing.fake_server import Reply, tool_call
 
 STOP = "###STOP###"
@@ -83,3 +91,36 @@ def instruction_seen(requests: Sequence[dict[str, Any]], tasks: Sequence[dict[st
     """Whether any request holds any task's instruction."""
     texts = [str(m.get("content") or "") for r in requests for m in _messages(r)]
     return any(task["instruction"] in text for task in tasks for text in texts)
+
+
+def gold_trajectory(
+    data_dir: Path, domain: str, task_id: int, *, trial: int = 0, cut: bool = False,
+    recorded: float = 1.0, base: Database | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One entry of upstream's results file for a run that did the task's gold actions and
+    told the outputs, in upstream's message format (litellm's dumps: content null beside
+    tool calls, `name` on tool results); `cut`: the file stops after the last tool call.
+    `base`: the domain's database, when the caller has it loaded already."""
+    root = data_dir / "tau_bench" / domain
+    task = Task.model_validate(json.loads((root / "tasks_test.json").read_text())[task_id])
+    if base is None:
+        base = Database.load({t: root / f"{t}.json" for t in TABLES[domain]})
+    tools = ToolSet.for_domain(domain, json.loads((root / "tools.json").read_text()))
+    _, observations = replay(base, tools, task)
+    traj: list[dict[str, Any]] = [
+        {"role": "system", "content": (root / "policy.md").read_text()},
+        {"role": "user", "content": "Hi, I need help."},
+    ]
+    for number, (action, observed) in enumerate(zip(task.actions, observations, strict=True)):
+        call = {"function": {"arguments": json.dumps(action.kwargs), "name": action.name},
+                "id": f"call_{number}", "type": "function"}  # fmt: skip
+        traj.append({"content": None, "role": "assistant", "tool_calls": [call],
+                     "function_call": None})  # fmt: skip
+        traj.append({"role": "tool", "tool_call_id": f"call_{number}", "name": action.name,
+                     "content": observed})  # fmt: skip
+    if not cut:
+        traj.append({"content": f"Done. {' '.join(task.outputs)}", "role": "assistant",
+                     "tool_calls": None, "function_call": None})  # fmt: skip
+        traj.append({"role": "user", "content": STOP})
+    return {"task_id": task_id, "reward": recorded, "info": {"source": "user"}, "traj": traj,
+            "trial": trial}  # fmt: skip

@@ -34,6 +34,8 @@ from aiohttp import web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from turnbench.errors import UserError
+from turnbench.report.markup import long_text
+from turnbench.report.templating import TEMPLATES as REPORT_TEMPLATES
 from turnbench.view.hosts import LOOPBACK, Hosts, host_middleware
 from turnbench.view.pages import RunCache
 from turnbench.view.runs import RunDir, RunFinder
@@ -286,9 +288,11 @@ async def no_favicon(_request: web.Request) -> web.Response:
 
 def templates() -> Environment:
     env = Environment(
-        loader=FileSystemLoader(str(HERE / "templates")),
+        # (the report's templates too: a conversation scored whole is drawn by its macro)
+        loader=FileSystemLoader([str(HERE / "templates"), str(REPORT_TEMPLATES)]),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
+    env.filters["long_text"] = long_text
     env.filters["num"] = lambda v, d=2: f"{v:.{d}f}" if _shown_number(v) else "–"
     env.filters["ci"] = lambda v: (
         f"[{v[0]:.2f}, {v[1]:.2f}]"

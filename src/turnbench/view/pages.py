@@ -23,9 +23,11 @@ from urllib.parse import urlencode
 from markupsafe import Markup
 
 from turnbench.errors import UserError
-from turnbench.journal.logindex import AnswerDone, JudgmentDone
+from turnbench.journal.logindex import AnswerDone, JudgmentDone, SampleDone, StepDone
 from turnbench.journal.runlog import LOG_NAME
+from turnbench.report import conversations
 from turnbench.report.markup import breakable
+from turnbench.report.transcripts import Transcript, transcripts
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.rundir import Entry, Run, load_run, sample_sort_key
 from turnbench.types import AnswerRecord, JudgmentRecord
@@ -137,12 +139,23 @@ class RunCache:
         if loaded.run is None:
             return {"error": loaded.error, "sample": sample, "turns": [], "others": []}
         run = loaded.run
+
+        def text_of(done: AnswerDone) -> str:
+            record = run.load(done)
+            return record.text if isinstance(record, AnswerRecord) else ""
+
+        acted = transcripts(run.index.done.values(), text_of, sample)
+        if acted:
+            return self._acted(run, rundir, sample, acted, others)
         answers: list[AnswerDone] = []
         judgments: list[JudgmentDone] = []
         for done in run.index.done.values():
             if str(done.sample_id) != sample:
                 continue
-            (answers if isinstance(done, AnswerDone) else judgments).append(done)
+            if isinstance(done, AnswerDone):
+                answers.append(done)
+            elif isinstance(done, JudgmentDone):
+                judgments.append(done)
         turns: dict[int, dict[str, Any]] = {}
         questions = dict(self._data_questions(loaded, sample))
         questions.update(run.log.questions.get(sample, {}))  # what the model was asked
@@ -171,24 +184,31 @@ class RunCache:
             record = run.load(done)
             assert isinstance(record, JudgmentRecord)
             turn(done.turn)["judgments"].append(_judgment(done, record))
-        failures = [
-            {"stage": f.stage, "model": f.model, "turn": f.turn, "error": f.error}
-            for f in run.open_failures.values()
-            if str(f.sample_id) == sample
-        ]
-        same_benchmark = [
-            {"label": other.rel, "href": run_href(other, "conversation", sample=sample),
-             "pair": pair_href(rundir, other, sample)}
-            for other in others
-            if other.summary().get("benchmark") == run.benchmark
-        ]  # fmt: skip
+        failures = _sample_failures(run, sample)
         return {
             "error": None if turns or failures else f"sample {sample!r} is not in this run",
             "sample": sample,
             "benchmark": run.benchmark,
             "turns": [turns[n] for n in sorted(turns)],
+            "transcripts": [],
             "failures": failures,
-            "others": same_benchmark,
+            "others": _same_benchmark(run, rundir, sample, others),
+        }
+
+    def _acted(
+        self, run: Run, rundir: RunDir, sample: str, acted: list[Transcript], others: list[RunDir]
+    ) -> dict[str, Any]:
+        """A conversation scored as a whole: its transcripts (user, agent, tool calls) and
+        each one's outcome (score, how it ended, why it failed)."""
+        shown = [conversations.shown(t, t.model) for t in acted]
+        return {
+            "error": None,
+            "sample": sample,
+            "benchmark": run.benchmark,
+            "turns": [],
+            "transcripts": shown,
+            "failures": _sample_failures(run, sample),
+            "others": _same_benchmark(run, rundir, sample, others),
         }
 
     def _data_questions(self, loaded: Loaded, sample: str) -> dict[int, str]:
@@ -237,6 +257,25 @@ class RunCache:
         ]  # fmt: skip
         markup = comparison_markup(comparison, href)
         return {"error": None, "markup": Markup(markup), "moved": moved}
+
+
+def _sample_failures(run: Run, sample: str) -> list[dict[str, Any]]:
+    return [
+        {"stage": f.stage, "model": f.model, "turn": f.turn, "error": f.error}
+        for f in run.open_failures.values()
+        if str(f.sample_id) == sample
+    ]
+
+
+def _same_benchmark(
+    run: Run, rundir: RunDir, sample: str, others: list[RunDir]
+) -> list[dict[str, Any]]:
+    return [
+        {"label": other.rel, "href": run_href(other, "conversation", sample=sample),
+         "pair": pair_href(rundir, other, sample)}
+        for other in others
+        if other.summary().get("benchmark") == run.benchmark
+    ]  # fmt: skip
 
 
 def _judgment_order(done: JudgmentDone) -> tuple[Any, ...]:
@@ -290,15 +329,20 @@ def _judgment(done: JudgmentDone, record: JudgmentRecord) -> dict[str, Any]:
 
 def _samples(run: Run, rundir: RunDir) -> list[dict[str, Any]]:
     """Every sample of the run with its turns and mean score, in one pass over the index
-    (the unperturbed answers and the first judge's first single-grading judgments)."""
+    (the unperturbed answers and the first judge's first single-grading judgments; for a
+    conversation scored as a whole, its agent steps and the mean of its trials' scores)."""
     judge = run.judge_ids[0] if run.judge_ids else run.judge
     found: dict[str, dict[str, Any]] = {}
     for done in run.index.done.values():
-        if done.arm is not None:
+        if getattr(done, "arm", None) is not None or isinstance(done, StepDone):
             continue
         row = found.get(str(done.sample_id))
         if row is None:
             row = found[str(done.sample_id)] = {"group": None, "scores": [], "turns": set()}
+        if isinstance(done, SampleDone):
+            if done.score is not None:
+                row["scores"].append(done.score)
+            continue
         row["turns"].add(done.turn)
         if row["group"] is None:
             row["group"] = done.group

@@ -24,8 +24,10 @@ from turnbench.benchmarks.base import (
     BenchmarkSettings,
     JudgeTask,
     Pair,
+    ReportSpec,
     Sample,
     ScoredSample,
+    ScoreTable,
     TableRow,
     TextTable,
     Turn,
@@ -44,6 +46,8 @@ from turnbench.samples import UserAsk
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
 from turnbench.types import RequestParams
 
+#: the step limit of an embedded model's conversation when -B max_steps does not set one
+EMBEDDED_MAX_STEPS = 6
 #: failed conversations listed in results, with their diffs (the rest are counted)
 MAX_LISTED_FAILURES = 200
 
@@ -138,6 +142,19 @@ class TauBench(Benchmark):
     user_model = "required"
     default_answer_temperature = 0.0  # upstream's agent temperature
     default_max_new_tokens = 2048
+    #: an embedded model (a smoke run) answers briefly, and its conversation is cut short
+    embedded_max_new_tokens = 160
+    embedded_user_max_tokens = 64
+    report = ReportSpec(
+        tables=(ScoreTable("pass^k: the chance that k trials of a task all succeed",
+                           "pass_hat_k", row_title="k"),),
+        overall_note="tau-bench: the mean reward of whole conversations (pass^1), computed "
+        "from the final database and what the agent told the user",
+        summary_fields=("split", "trials"),
+    )  # fmt: skip
+    simulator_problems = (
+        "leaked_instruction", "answered_itself", "role_switch", "stopped_before_change",
+    )  # fmt: skip
     options_model = TauOptions
     importers: ClassVar[Mapping[str, str]] = {
         "tau-bench": "turnbench.benchmarks.tau_bench.importer:read_trajectories"
@@ -154,7 +171,10 @@ class TauBench(Benchmark):
                 f"{self.name} has no {self.split} split (-B split=): it has "
                 f"{', '.join(self.splits)}"
             )
-        self.max_steps = int(options.get("max_steps") or DEFAULT_MAX_STEPS)
+        default_steps = DEFAULT_MAX_STEPS
+        if (settings.model or "").startswith("local/"):
+            default_steps = EMBEDDED_MAX_STEPS  # (a smoke run: the warning says so)
+        self.max_steps = int(options.get("max_steps") or default_steps)
         self.trials = int(options.get("simulations") or 1)
         self.tau = TauDomain.load(self.domain_name, files, self.split)
 

@@ -5,36 +5,78 @@ A domain's database is a few MB of JSON (retail: orders, products, users; airlin
 reservations, users) and hundreds of conversations may be in flight at once, so no
 conversation copies it: each `DatabaseState` reads the shared `Database` and copies a record
 (one order, one user, one reservation) only when a tool writes to it. Tools read through
-`get`, write through `edit` (a private copy, made once) and `insert`; nothing else touches
-the base (a test replays every gold action of every task and checks the base is unchanged).
+`get`, write through `edit` (a private copy, made once) and `insert`. The base is frozen
+(`ReadOnlyDict`, `ReadOnlyList`): a tool that writes to a record it only read raises instead
+of changing every conversation's database.
 
 The state's hash is upstream's canonical one: the sha256 of
 `json.dumps(db, sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, `db` the dict of
-tables by file name. The canonical text of every base record is made once and shared, so a
-conversation's hash serializes only the records it changed.
+tables by file name. The base keeps the canonical text of every table once, so a
+conversation's hash serializes only the records it changed and feeds the rest to sha256 as
+slices of the shared text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
 from turnbench.errors import UserError
 from turnbench.safetext import plain
 
-#: a record a state deleted (none of today's tools deletes one; kept for completeness)
-_DELETED: Any = object()
+#: a field one side of a diff lacks
+_ABSENT: Any = object()
 #: the most differing fields one diff lists (a rewritten record lists its first ones)
 MAX_DIFFS = 50
+_READ_ONLY = "the shared database is read only (a tool writes through DatabaseState.edit)"
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(_READ_ONLY)
+
+
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A dict of the shared base: read as any dict (json.dumps, ==, iteration), never
+    written."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (copy and pickle rebuild it, frozen)
+        return (type(self), (dict(self),))
+
+
+class ReadOnlyList(list):  # type: ignore[type-arg]
+    """A list of the shared base: read as any list, never written."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (list(self),))
+
+
+def freeze(value: Any) -> Any:
+    """A JSON value whose dicts and lists refuse every write."""
+    if isinstance(value, dict):
+        return ReadOnlyDict(zip(value.keys(), map(freeze, value.values()), strict=True))
+    if isinstance(value, list):
+        return ReadOnlyList(map(freeze, value))
+    return value
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts keep their key order), faster than `deepcopy`."""
+    """A deep, writable copy of a JSON value (dicts keep their key order), faster than
+    `deepcopy`; a frozen value's copy is plain."""
     if isinstance(value, dict):
         return {key: copy_json(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -47,12 +89,45 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-class Database:
-    """A domain's tables as parsed from its files, shared read-only by every conversation."""
+@dataclass(frozen=True)
+class _TableText:
+    """A base table's canonical text, made once: its records' entries (`"key":{...}`) in
+    key order, joined by commas, with where each entry starts and ends."""
 
-    def __init__(self, tables: Mapping[str, dict[str, Any]]) -> None:
-        self.tables: dict[str, dict[str, Any]] = dict(tables)
-        self._canonical: dict[str, dict[str, str]] = {}
+    keys: list[str]
+    position: dict[str, int]
+    joined: memoryview
+    starts: list[int]
+    ends: list[int]
+
+    @classmethod
+    def of(cls, table: Mapping[str, Any]) -> _TableText:
+        keys = sorted(table)
+        entries = [(canonical(key) + ":" + canonical(table[key])).encode() for key in keys]
+        starts, ends, at = [], [], 0
+        for entry in entries:
+            starts.append(at)
+            ends.append(at + len(entry))
+            at += len(entry) + 1
+        return cls(
+            keys=keys,
+            position={key: index for index, key in enumerate(keys)},
+            joined=memoryview(b",".join(entries)),
+            starts=starts,
+            ends=ends,
+        )
+
+    def run(self, first: int, stop: int) -> memoryview:
+        """The entries first..stop-1 as one slice of the shared text (no copy)."""
+        return self.joined[self.starts[first] : self.ends[stop - 1]]
+
+
+class Database:
+    """A domain's tables as parsed from its files, frozen, shared by every conversation."""
+
+    def __init__(self, tables: Mapping[str, Mapping[str, Any]]) -> None:
+        self.tables: dict[str, dict[str, Any]] = freeze(dict(tables))
+        self._texts: dict[str, _TableText] = {}
 
     @classmethod
     def load(cls, files: Mapping[str, Path]) -> Database:
@@ -68,12 +143,11 @@ class Database:
             tables[name] = value
         return cls(tables)
 
-    def canonical_records(self, table: str) -> dict[str, str]:
-        """Each base record's canonical text (made once, shared by every state)."""
-        found = self._canonical.get(table)
+    def text(self, table: str) -> _TableText:
+        """A table's canonical text (made on first use, then shared by every state)."""
+        found = self._texts.get(table)
         if found is None:
-            found = {key: canonical(record) for key, record in self.tables[table].items()}
-            self._canonical[table] = found
+            found = self._texts[table] = _TableText.of(self.tables[table])
         return found
 
 
@@ -103,7 +177,7 @@ class DatabaseState:
 
     @property
     def changed(self) -> bool:
-        """Whether a tool wrote to this state."""
+        """Whether a tool wrote to this state (it may have written what was there)."""
         return self.writes > 0
 
     # -- what tools use --------------------------------------------------------------------
@@ -111,11 +185,11 @@ class DatabaseState:
         return list(self.base.tables)
 
     def get(self, table: str, key: str) -> Any:
-        """The record (read only: a tool that changes it calls `edit`), or None."""
+        """The record, or None. A record this state never changed is the shared base's,
+        frozen: a tool that changes it calls `edit`."""
         changed = self._changed.get(table)
         if changed is not None and key in changed:
-            found = changed[key]
-            return None if found is _DELETED else found
+            return changed[key]
         return self.base.tables[table].get(key)
 
     def has(self, table: str, key: str) -> bool:
@@ -126,8 +200,7 @@ class DatabaseState:
         changed = self._changed.setdefault(table, {})
         self.writes += 1
         if key in changed:
-            found = changed[key]
-            return None if found is _DELETED else found
+            return changed[key]
         base = self.base.tables[table].get(key)
         if base is None:
             return None
@@ -145,11 +218,9 @@ class DatabaseState:
         changed = self._changed.get(table, {})
         base = self.base.tables[table]
         for key, record in base.items():
-            found = changed.get(key, record)
-            if found is not _DELETED:
-                yield key, found
+            yield key, changed.get(key, record)
         for key, record in changed.items():
-            if key not in base and record is not _DELETED:
+            if key not in base:
                 yield key, record
 
     def values(self, table: str) -> Iterator[Any]:
@@ -160,36 +231,64 @@ class DatabaseState:
         """The whole database as one dict (for a test or an export; costly)."""
         return {table: dict(self.items(table)) for table in self.base.tables}
 
+    def _chunks(self) -> Iterator[bytes | memoryview]:
+        """The canonical text of the whole database in pieces: the base's as shared slices
+        (runs of unchanged records), the records this state changed or added, in key
+        order."""
+        yield b"{"
+        for number, table in enumerate(sorted(self.base.tables)):
+            yield (b"," if number else b"") + canonical(table).encode() + b":{"
+            for index, piece in enumerate(self._pieces(table)):
+                if index:
+                    yield b","
+                yield piece
+            yield b"}"
+        yield b"}"
+
+    def _pieces(self, table: str) -> Iterator[bytes | memoryview]:
+        text = self.base.text(table)
+        changed = self._changed.get(table)
+        if not changed:
+            if text.keys:
+                yield text.joined
+            return
+        at = 0  # the next base entry not yet given
+        for key in sorted(changed):
+            index = text.position.get(key)
+            stop = bisect_left(text.keys, key) if index is None else index
+            if stop > at:
+                yield text.run(at, stop)
+            at = stop if index is None else index + 1
+            yield (canonical(key) + ":" + canonical(changed[key])).encode()
+        if at < len(text.keys):
+            yield text.run(at, len(text.keys))
+
+    def canonical_text(self) -> bytes:
+        """The bytes upstream's rule hashes (`json.dumps(db, sort_keys=True, ...)`)."""
+        return b"".join(self._chunks())
+
     def sha256(self) -> str:
         """Upstream's canonical hash of the whole database, serializing only the records
-        this state changed (the base's canonical texts are shared)."""
+        this state changed (about 1 ms for retail, 3 ms for airline: sha256 of the whole
+        text; `benchmarks/tau_state.py`)."""
         digest = hashlib.sha256()
-        digest.update(b"{")
-        for number, table in enumerate(sorted(self.base.tables)):
-            if number:
-                digest.update(b",")
-            digest.update(canonical(table).encode("utf-8") + b":{")
-            texts = self.base.canonical_records(table)
-            changed = self._changed.get(table, {})
-            keys = sorted({*self.base.tables[table], *changed})
-            first = True
-            for key in keys:
-                if key in changed:
-                    record = changed[key]
-                    if record is _DELETED:
-                        continue
-                    text = canonical(record)
-                else:
-                    text = texts[key]
-                digest.update((b"" if first else b",") + (canonical(key) + ":" + text).encode())
-                first = False
-            digest.update(b"}")
-        digest.update(b"}")
+        for chunk in self._chunks():
+            digest.update(chunk)
         return digest.hexdigest()
+
+    def differs_from_base(self) -> bool:
+        """Whether this state's database differs from the base (a write of what was
+        there changes nothing)."""
+        return any(
+            self.get(table, key) != self.base.tables[table].get(key)
+            for table, records in self._changed.items()
+            for key in records
+        )
 
     def diff(self, expected: DatabaseState) -> list[FieldDiff]:
         """Where this state (found) differs from `expected`, field by field (at most
-        MAX_DIFFS entries); only records either state changed can differ."""
+        MAX_DIFFS entries, their values copies); only records either state changed can
+        differ."""
         found: list[FieldDiff] = []
         for table in self.base.tables:
             keys = [*self._changed.get(table, {}), *expected._changed.get(table, {})]
@@ -198,14 +297,18 @@ class DatabaseState:
                 if mine == theirs:
                     continue
                 if mine is None or theirs is None:
-                    found.append(
-                        FieldDiff(table=table, record=key, path="", expected=theirs, found=mine)
-                    )
+                    found.append(_field(table, key, "", theirs, mine))
                 else:
                     _fields(table, key, "", theirs, mine, found)
                 if len(found) >= MAX_DIFFS:
                     return found[:MAX_DIFFS]
         return found
+
+
+def _field(table: str, key: str, path: str, expected: Any, found: Any) -> FieldDiff:
+    return FieldDiff(
+        table=table, record=key, path=path, expected=copy_json(expected), found=copy_json(found)
+    )
 
 
 def _fields(
@@ -216,13 +319,10 @@ def _fields(
         return
     if isinstance(expected, dict) and isinstance(found, dict):
         for name in dict.fromkeys([*expected, *found]):
-            if expected.get(name, _DELETED) != found.get(name, _DELETED):
+            if expected.get(name, _ABSENT) != found.get(name, _ABSENT):
                 inner = f"{path}.{name}" if path else str(name)
                 if name not in expected or name not in found:
-                    out.append(
-                        FieldDiff(table=table, record=key, path=inner,
-                                  expected=expected.get(name), found=found.get(name))
-                    )  # fmt: skip
+                    out.append(_field(table, key, inner, expected.get(name), found.get(name)))
                 else:
                     _fields(table, key, inner, expected[name], found[name], out)
         return
@@ -231,4 +331,4 @@ def _fields(
             if one != other:
                 _fields(table, key, f"{path}[{index}]", one, other, out)
         return
-    out.append(FieldDiff(table=table, record=key, path=path, expected=expected, found=found))
+    out.append(_field(table, key, path, expected, found))

@@ -1,13 +1,15 @@
 """Where a tau-bench domain's data files come from, and how the derived ones are made.
 
-Real users download the files from github.com/sierra-research/tau-bench at the pinned commit
-(`COMMIT`). The databases and the policy (upstream's `wiki.md`) are byte copies. Upstream
-keeps its task lists and its tools' schemas as Python code; turnbench never runs downloaded
-code, so a literal-only reader (`literal`) turns them into data: a task list is a Python
-list of `Task(...)`/`Action(...)` calls with literal arguments, and each tool's schema is
-the dict literal its `get_info` returns, in the order of the tools package's `ALL_TOOLS`.
-Anything else in those places is refused. The result must equal the pinned JSON (its
-sha256 is checked as for any data file), and it is written as the shared copies are:
+Real users download the files from github.com/sierra-research/tau-bench at a pinned commit;
+`sources.json` beside this module lists them for both domains (path, upstream URL, sha256,
+extractor), and each domain's benchmark package declares its own with `data_files(domain)`.
+The databases and the policy (upstream's `wiki.md`) are byte copies. Upstream keeps its task
+lists and its tools' schemas as Python code; turnbench never runs downloaded code, so a
+literal-only reader (`literal`) turns them into data: a task list is a Python list of
+`Task(...)`/`Action(...)` calls with literal arguments, and each tool's schema is the dict
+literal its `get_info` returns, in the order of the tools package's `ALL_TOOLS`. Anything
+else in those places is refused. The result must equal the pinned JSON (its sha256 is
+checked as for any data file), and it is written as the shared copies are:
 `json.dumps(value, indent=1, ensure_ascii=False)` and a newline.
 """
 
@@ -16,35 +18,14 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
+from turnbench.benchmarks.base import package_sources
 from turnbench.benchmarks.datafiles import DataFile
 from turnbench.errors import UserError
 
-COMMIT = "59a200c6d575d595120f1cb70fea53cef0632f6b"
-REPOSITORY = "/sierra-research/tau-bench"
-
-#: (file name under tau_bench/DOMAIN/, sha256) of every file a domain needs
-_FILES: dict[str, dict[str, str]] = {
-    "retail": {
-        "orders.json": "2598a12586d28f2d6bd16bc86f4c800029b6af18e0abb5c475ef5c869c11ced1",
-        "products.json": "a9eabcc1a9742c5f5288c2779acce52b9308423383ed24706bbaf0889f762a0f",
-        "users.json": "6f4fd104cc5e80b92166c4035315c31532c6cea52a90dcdf18425ee7f87c2b82",
-        "policy.md": "d539fd2a46a8b8dd2e934ff9ed92f43e9f6b56bc7a718db8d2803ba8ad8f6bf7",
-        "tasks_test.json": "048c7b103dd09e833ef504f36176b0000bfe8fe4433a27c62104e8cbdeb11563",
-        "tasks_train.json": "8d71c440a7c646a55ee918fc2ce1c29f0b7197b7a32dfd86eb0d34e70640ac61",
-        "tasks_dev.json": "8f5b1bd17e654b3a3a7fd115e780c67a7fdeee7c1e4cfb3c9177c15bc3a3e2d7",
-        "tools.json": "da43b49f4783a9aa82f97f125b2f4c9b56d053cc27e09903ad0ae075026d72ac",
-    },
-    "airline": {
-        "flights.json": "444d7565c68434a3e3fb72efd717f9f9cd5c56dce227f6f56e078f1cb0ed233a",
-        "reservations.json": "1cf0bbc58ad984be9de7c24dba6dd27393f94cdbd482d8524f6a54db1f561a8c",
-        "users.json": "bd264e2a31e0fa35cdfef8987e70a0dd3776828b582fe90e7a44823a12eb4cea",
-        "policy.md": "56c335801c16e26b54f600f9db99eb04d31db477e86eb160341d5c66b796c5c8",
-        "tasks_test.json": "e29592b0b04f71c230455d690f5e34f6073c997e3c8db8cc2623068ae73cff3c",
-        "tools.json": "d8cfd82569349eb7518f92db41545c58b9a20864b9582c450bedec0257382b7b",
-    },
-}
+DOMAINS = ("retail", "airline")
 
 
 def file_key(domain: str, name: str) -> str:
@@ -52,35 +33,17 @@ def file_key(domain: str, name: str) -> str:
     return f"tau_bench/{domain}/{name}"
 
 
-def _upstream(domain: str, name: str) -> str:
-    envs = f"{REPOSITORY}/{COMMIT}/tau_bench/envs/{domain}"
-    if name == "policy.md":
-        return f"{envs}/wiki.md"
-    if name.startswith("tasks_"):
-        return f"{envs}/{name.removesuffix('.json')}.py"
-    if name == "tools.json":
-        return f"{envs}/tools/__init__.py"
-    return f"{envs}/data/{name}"
+@cache
+def _pinned() -> tuple[DataFile, ...]:
+    return tuple(package_sources("turnbench.benchmarks.tau_bench"))
 
 
 def data_files(domain: str) -> list[DataFile]:
-    """The pinned files of one domain (derived ones name their extractor)."""
-    files = []
-    for name, sha in _FILES[domain].items():
-        extract = None
-        if name.startswith("tasks_"):
-            extract = "turnbench.benchmarks.tau_bench.sources:tasks_json"
-        elif name == "tools.json":
-            extract = "turnbench.benchmarks.tau_bench.sources:tools_json"
-        files.append(
-            DataFile(
-                path=file_key(domain, name),
-                url=_upstream(domain, name),
-                sha256=sha,
-                extract=extract,
-            )
-        )
-    return files
+    """The pinned files of one domain (derived ones name their extractor): what a domain's
+    benchmark package returns from its `data_files`."""
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown tau-bench domain {domain!r}")
+    return [entry for entry in _pinned() if entry.path.startswith(file_key(domain, ""))]
 
 
 # -- the literal-only reader ---------------------------------------------------------------
@@ -100,12 +63,10 @@ def literal(node: ast.expr, calls: dict[str, Callable[[dict[str, Any]], Any]] | 
     if isinstance(node, ast.List | ast.Tuple):
         return [literal(item, calls) for item in node.elts]
     if isinstance(node, ast.Dict):
-        if any(key is None for key in node.keys):
-            raise LiteralError(f"line {node.lineno}: a ** expansion is not a literal")
-        return {
-            literal(k, calls): literal(v, calls)
-            for k, v in zip(node.keys, node.values, strict=True)
-        }  # type: ignore[arg-type]
+        keys = [literal(key, calls) if key is not None else None for key in node.keys]
+        if not all(isinstance(key, str) for key in keys):
+            raise LiteralError(f"line {node.lineno}: a dict's keys must be strings (JSON's)")
+        return {key: literal(value, calls) for key, value in zip(keys, node.values, strict=True)}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = literal(node.operand, calls)
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -133,8 +94,16 @@ def literal(node: ast.expr, calls: dict[str, Callable[[dict[str, Any]], Any]] | 
 def _module(raw: bytes, what: str) -> ast.Module:
     try:
         return ast.parse(raw.decode("utf-8"))
-    except (SyntaxError, UnicodeDecodeError, ValueError) as error:
+    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as error:
         raise LiteralError(f"{what}: not a Python file this reader can read ({error})") from None
+
+
+def _value(node: ast.expr, what: str, calls: dict[str, Callable[[dict[str, Any]], Any]]) -> Any:
+    """`literal`, with a value nested beyond Python's recursion refused like any other."""
+    try:
+        return literal(node, calls)
+    except RecursionError:
+        raise LiteralError(f"{what}: nested too deeply to read") from None
 
 
 def _task(fields: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +138,7 @@ def read_tasks(raw: bytes) -> list[dict[str, Any]]:
     ]
     if len(lists) != 1:
         raise LiteralError(f"the task file should hold one list of tasks, not {len(lists)}")
-    tasks = literal(lists[0], {"Task": _task, "Action": _action})
+    tasks = _value(lists[0], "the task file", {"Task": _task, "Action": _action})
     if not all(isinstance(task, dict) for task in tasks):
         raise LiteralError("the task list holds something other than Task(...)")
     return tasks
@@ -215,7 +184,7 @@ def read_tool_schema(raw: bytes, class_name: str) -> dict[str, Any]:
                 if isinstance(item, ast.FunctionDef) and item.name == "get_info":
                     returns = [s for s in item.body if isinstance(s, ast.Return)]
                     if len(returns) == 1 and returns[0].value is not None:
-                        value = literal(returns[0].value)
+                        value = _value(returns[0].value, f"{class_name}.get_info", {})
                         if isinstance(value, dict):
                             return value
     raise LiteralError(f"{class_name}.get_info does not return one dict literal")

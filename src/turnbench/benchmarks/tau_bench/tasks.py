@@ -75,3 +75,9 @@ def gold_state(base: Database, tools: ToolSet, task: Task) -> DatabaseState:
         if action.name != RESPOND and action.name not in tools.terminating:
             tools.call(state, action.name, action.kwargs)
     return state
+
+
+def needs_nothing(base: Database, tools: ToolSet, task: Task) -> bool:
+    """Whether an agent that does nothing succeeds at the task: its gold state is the
+    initial database and it asks no output (the floor of every score)."""
+    return not task.outputs and not gold_state(base, tools, task).differs_from_base()

@@ -99,20 +99,29 @@ def _arguments(name: str, arguments: str | Mapping[str, Any]) -> tuple[dict[str,
 
 
 def _mismatch(name: str, parameters: Mapping[str, Any], given: Mapping[str, Any]) -> str | None:
-    """What is wrong with the arguments for the tool's schema (names and JSON types)."""
+    """What is wrong with the arguments for the tool's schema: an argument it does not
+    name (upstream's function would raise), one of its `required` missing, or a value of
+    another JSON type than its `type` (an integer may be written 2.0, as JSON Schema allows;
+    it is passed on as written). Inner values are the tool's to check, as upstream."""
     properties: Mapping[str, Any] = parameters.get("properties") or {}
     unexpected = [key for key in given if key not in properties]
     if unexpected:
         return f"{name} got an unexpected argument {unexpected[0]!r}"
-    missing = [key for key in properties if key not in given]
+    missing = [key for key in parameters.get("required") or () if key not in given]
     if missing:
         return f"{name} is missing the argument {missing[0]!r}"
     for key, value in given.items():
         expected = (properties[key] or {}).get("type")
-        types = _TYPES.get(expected) if isinstance(expected, str) else None
-        if types is None:
-            continue
-        wrong = not isinstance(value, types) or (isinstance(value, bool) and expected != "boolean")
-        if wrong:
+        if isinstance(expected, str) and not _typed(value, expected):
             return f"the argument {key!r} of {name} must be of type {expected}"
     return None
+
+
+def _typed(value: Any, expected: str) -> bool:
+    """Whether a JSON value is of a JSON Schema type (a type it does not know: yes)."""
+    if isinstance(value, bool):
+        return expected == "boolean"
+    if expected == "integer" and isinstance(value, float):
+        return value.is_integer()
+    types = _TYPES.get(expected)
+    return types is None or isinstance(value, types)
