@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from turnbench.errors import UserError
-from turnbench.textio import NestingError, json_problem, loads_json
+from turnbench.textio import NestingError, json_problem, loads_json, read_text
 from turnbench.types import Usage
 
 PER = 1_000_000
@@ -209,10 +209,9 @@ def load_prices(user_file: Path | None = None) -> PriceTable:
     user_entries: dict[str, ModelPrice] = {}
     if user_file is not None:
         try:
-            text = Path(user_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            raise UserError(f"prices file {user_file}: cannot read it ({reason})") from None
+            text = read_text(Path(user_file))
+        except UserError as error:
+            raise UserError(f"prices file: {error.message}") from None
         extra = parse_price_file(text, str(user_file))
         entries.update(extra.models)
         user_entries = dict(extra.models)

@@ -1,17 +1,24 @@
-"""Reading user-supplied JSON/JSONL files with compiler-style error reports.
+"""Reading user-supplied files safely, and JSON/JSONL with compiler-style error reports.
 
-Every problem in a file (bad UTF-8, malformed JSON, missing or wrong-typed fields,
-duplicate ids) is collected with its line number and reported at once, up to a limit, as one
-UserError; nothing is written before the input is known to be good.
+Every file a user names (answer files, reference answers, planted answers, vote files,
+benchmark files, price files...) is opened by `open_input`: it must be a regular file (a
+device such as /dev/zero, a pipe or a socket would be read forever, or hang the open) of at
+most MAX_INPUT_BYTES, else one UserError says which rule it broke. Every problem in a file
+(bad UTF-8, malformed JSON, missing or wrong-typed fields, duplicate ids) is collected with
+its line number and reported at once, up to a limit, as one UserError; nothing is written
+before the input is known to be good.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,6 +31,12 @@ MAX_REPORTED = 20
 #: limit, which every recursive reader and writer of the value (the parser, pydantic, the
 #: log writer) would otherwise reach with a traceback
 MAX_DEPTH = 100
+#: the largest file a user may give as input. The largest real inputs (FastChat judgment
+#: files, a benchmark's data, tau-bench trajectories) are tens of megabytes; a file is read
+#: whole and decoded, so a limit far above them still keeps memory use bounded
+MAX_INPUT_BYTES = 512 << 20
+# a FIFO must not hang open(): opened non-blocking, then refused as no regular file
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 Model = TypeVar("Model", bound=BaseModel)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
@@ -107,15 +120,65 @@ class ErrorCollector:
         raise UserError(f"{self.path} has {self.count} {noun}:\n" + "\n".join(shown) + tail)
 
 
-def _read_text(path: Path) -> str:
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):,.1f} MiB"
+
+
+def open_input(path: Path, limit: int | None = MAX_INPUT_BYTES) -> BinaryIO:
+    """A file the user named, open for reading in binary: a regular file (links are
+    followed: the user chose the path) of at most `limit` bytes (None: any size, for a run
+    log, which only grows by appends). Anything else is one clear UserError."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a directory, expected a file") from None
     except OSError as error:
-        raise UserError(f"{path}: cannot read ({error.strerror})") from None
+        raise UserError(f"{path}: cannot read ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise UserError(f"{path}: is a directory, expected a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise UserError(
+                f"{path}: not a regular file (a device, a pipe or a socket); give a file"
+            )
+        if limit is not None and info.st_size > limit:
+            raise UserError(
+                f"{path}: too large ({_megabytes(info.st_size)}; an input file may hold at "
+                f"most {_megabytes(limit)})"
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input_bytes(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a file the user named (`open_input`'s rules; a file that grows past
+    `limit` while it is read is refused too)."""
+    with open_input(path, limit) as handle:
+        try:
+            raw = handle.read(limit + 1)
+        except OSError as error:
+            raise UserError(f"{path}: cannot read ({error.strerror or error})") from None
+    if len(raw) > limit:
+        raise UserError(f"{path}: too large (an input file may hold at most {_megabytes(limit)})")
+    return raw
+
+
+def input_sha256(path: Path, limit: int | None = MAX_INPUT_BYTES) -> str:
+    """The sha256 of a file the user named, read under `open_input`'s rules."""
+    with open_input(path, limit) as handle:
+        try:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError as error:
+            raise UserError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def _read_text(path: Path) -> str:
+    raw = read_input_bytes(path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:

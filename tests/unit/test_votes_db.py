@@ -48,9 +48,10 @@ def test_undo_marks_the_last_standing_vote_and_keeps_it(tmp_path):
     first = database.add(pair("ann", "81", "m1", "m2", "model_a"))
     database.add(pair("bob", "81", "m1", "m2", "tie"))
     second = database.add(pair("ann", "82", "m1", "m2", "model_b"))
-    assert database.undo("ann").id == second
-    assert database.undo("ann").id == first
-    assert database.undo("ann") is None
+    assert database.undo("ann", "another-session") is None  # only the session that voted
+    assert database.undo("ann", "s1").id == second
+    assert database.undo("ann", "s1").id == first
+    assert database.undo("ann", "s1") is None
     assert [v.annotator for v in database.votes()] == ["bob"]
     every = database.votes(include_undone=True)
     assert [v.undone_at is not None for v in every] == [True, False, True]
@@ -126,7 +127,7 @@ def test_the_fastchat_export_reads_back_to_the_same_votes(tmp_path):
         database.add(vote)
     database.add(NewVote("bob", "s", "k", "81", 1, model="m1", score=4))  # not exported
     database.add(pair("bob", "99", "m1", "m2", "tie"))
-    database.undo("bob")  # undone: not exported
+    database.undo("bob", "s1")  # undone: not exported
     database.close()
     lines = fastchat_lines(path)
     exported = tmp_path / "human.jsonl"

@@ -107,6 +107,8 @@ def benchmark_class(reference: str) -> type[Benchmark]:
     if ":" in reference and not looks_like_path(reference):
         return _import_reference(reference)
     if looks_like_path(reference):
+        if path.exists():  # (a device, a pipe, a socket)
+            raise UserError(f"--benchmark {reference}: not a regular file nor a folder")
         raise UserError(f"--benchmark {reference}: no such file or folder")
     raise UserError(
         f"unknown benchmark {reference!r}; known benchmarks: {', '.join(builtin)} (or a "

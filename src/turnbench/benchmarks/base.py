@@ -264,6 +264,7 @@ class Benchmark(ABC):
     #: listed even at 0: codes its user turns' checks give (`engine.user_quality`)
     simulator_problems: ClassVar[tuple[str, ...]] = (
         "several_shards", "invented", "answered_itself", "role_switch", "ended_before_start",
+        "recited_instructions",
     )  # fmt: skip
     #: token limits for an embedded model (`local/...`) when no flag sets them: the answer's,
     #: and the simulated user's (None: the usual defaults). A smoke run of a long

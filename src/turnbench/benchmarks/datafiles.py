@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turnbench.errors import DataMissingError, UserError
+from turnbench.textio import input_sha256
 
 ENV_DATA_DIR = "TURNBENCH_DATA_DIR"
 ENV_DOWNLOAD_BASE = "TURNBENCH_DOWNLOAD_BASE_URL"
@@ -41,11 +42,9 @@ def default_cache_dir() -> Path:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The sha256 of a data or input file: a regular file under the input size limit
+    (textio.open_input; anything else is one UserError)."""
+    return input_sha256(path)
 
 
 class DataLocator:

@@ -22,7 +22,9 @@ def agreement_command(
             "--votes",
             help="Vote file in the format of the HF dataset lmsys/mt_bench_human_judgments "
             "(JSON list or JSON lines), or the SQLite votes file of `turnbench view "
-            "--annotate` (annotators pooled as `human`); repeatable.",
+            "--annotate` or a team's own (a votes table of annotator, sample_id, turn, "
+            "model_a, model_b, winner and a timestamp; annotators pooled as `human`); "
+            "repeatable.",
         ),
     ] = None,
     run: Annotated[
@@ -40,16 +42,22 @@ def agreement_command(
     """Agreement between judges per turn, setups S1 (ties kept) and S2 (ties dropped)."""
     from turnbench.interop.votes import run_judging, run_scores, run_votes
     from turnbench.stats.vote_agreement import SETUPS, agreement, load_votes, score_agreement
-    from turnbench.view.votes_db import human_scores, is_sqlite_file, pairwise_votes
+    from turnbench.view.votes_db import (
+        is_sqlite_file,
+        read_votes,
+        votes_as_pairs,
+        votes_as_scores,
+    )
 
     files, runs = votes or [], run or []
     if not files and not runs:
         raise UserError("turnbench agreement needs at least one --votes FILE or --run DIR")
     collected, scores = [], []
     for path in files:
-        if is_sqlite_file(path):  # human votes of `turnbench view --annotate`
-            collected += pairwise_votes(path)
-            scores += human_scores(path)
+        if is_sqlite_file(path):  # human votes of `turnbench view --annotate` (or a team's)
+            stored = read_votes(path)  # (one read-only connection)
+            collected += votes_as_pairs(stored)
+            scores += votes_as_scores(stored)
         else:
             collected += load_votes(path)
     seen_judges = {vote.judge for vote in collected} | {score.judge for score in scores}

@@ -23,6 +23,14 @@ def view_command(
         typer.Option("--host", help="Address to listen on; any but loopback needs a token."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="A host name clients reach the server by, besides loopback names and "
+            "--host (requests naming any other host are refused: DNS rebinding); repeatable.",
+        ),
+    ] = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -50,7 +58,8 @@ def view_command(
     """Watch runs live, read their reports and conversations, compare two runs (read-only)."""
     from aiohttp import web
 
-    from turnbench.view.app import build_app, is_loopback
+    from turnbench.view.app import OPERATOR, build_app
+    from turnbench.view.hosts import Hosts, is_loopback, split_authority
 
     if not 0 < port < 65536:
         raise UserError(f"--port {port}: not a port number (1-65535)")
@@ -62,16 +71,30 @@ def view_command(
         votes = Path("votes.sqlite")  # (in the working directory, never in a run directory)
     if votes is not None and annotate is None:
         raise UserError("--votes FILE is for --annotate RUN")
+    for name in allow_host or []:
+        found = split_authority(name)
+        if found is None or found[1] is not None:
+            raise UserError(f"--allow-host {name!r}: not a host name (give it without a port)")
+    hosts = Hosts.for_server(host, allow_host or [])
     application = build_app(
-        dirs, token=token, annotate_run=annotate, votes_path=votes, overlap=overlap
+        dirs, token=token, annotate_run=annotate, votes_path=votes, overlap=overlap, hosts=hosts
     )
     shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{port}/"
-    if token is not None:
-        url += f"?token={token}"
-    print(f"turnbench view: serving {len(dirs)} folder(s) at {url}", flush=True)
-    if annotate is not None:
-        print(f"human judging at http://{shown_host}:{port}/annotate; votes in {votes}", flush=True)
+    base = f"http://{shown_host}:{port}/"
+    operator = application[OPERATOR]
+    if operator is None:
+        url = base + (f"?token={token}" if token is not None else "")
+        print(f"turnbench view: serving {len(dirs)} folder(s) at {url}", flush=True)
+    else:
+        # blind judging: the pages that name models are the operator's, not the annotators'
+        annotators = base + "annotate" + (f"?token={token}" if token is not None else "")
+        print(f"human judging at {annotators}; votes in {votes}", flush=True)
+        print(
+            f"turnbench view: serving {len(dirs)} folder(s) to you only at {base}?token="
+            f"{operator} (runs, conversations and the votes export name the models: keep "
+            "this address from the annotators)",
+            flush=True,
+        )
     try:
         web.run_app(
             application,

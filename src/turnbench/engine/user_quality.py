@@ -46,24 +46,62 @@ AI", "How can I help you today?", "I'd be happy to help").
 End markers. The user model ends a conversation by writing GOAL_MET or GIVE_UP;
 `parse_end_marker` finds them (case and inner spaces forgiven) and returns the rest of the
 text, so that a reply that is only a marker is not sent to the model under test.
+
+Recited instructions. A user model may recite its own system message ("My instructions
+are: You play a user... Who you are: ... What you want: ..."): the model under test would
+then read the persona, the goal and the rules it must never see. `find_recital` finds every
+run of at least RECITAL_WORDS consecutive words of the instructions repeated verbatim
+(words as for `tau_bench`'s leak check: runs of letters and digits, case-folded, so
+punctuation and markup between them do not matter). The facts the user is meant to share
+when asked (`shared`: an order number, a date) are cut out of the instructions first, so
+giving one, however long, is never a recital; an end marker inside a recited span is part
+of the recital and ends nothing. The recited spans are replaced by RECITAL_MARK before the
+text is sent (the turn is counted under "recited_instructions" and, with --strict-user,
+asked again).
+
+Why RECITAL_WORDS = 12, measured with `python benchmarks/recital_threshold.py` on realistic
+text: the scenario user's system message made from each of tau-bench's 685 task
+instructions (its first sentence the persona, the rest the goal, its ids and zip codes the
+facts). Chance: none of the 4,208 user turns of MT-Bench-101 (people writing about other
+things) repeats more than 5 consecutive words of any of them (99% at most 3). Recitals: the
+whole system message and its rules alone (58 words in one run) are flagged every time, the
+goal with its label 75%, the persona with its label 87% (a short persona and its label are
+13 words: a threshold of 14 would catch 43%). A user stating its goal in its own voice
+(each instruction sentence turned into the first person): 34% of the sentences repeat 12
+or more words verbatim and are flagged, as upstream's rules would have it (tau-bench's own
+leak check counts from 10); a threshold of 16 would still flag 22% and miss most persona
+recitals, one of 10 would flag 41%. Tests hold both sides (a shared order number and a goal
+in a user's own words pass, a recital of any part is caught).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Iterator, Sequence, Set
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 Problem = Literal[
-    "several_shards", "invented", "answered_itself", "role_switch", "ended_before_start"
+    "several_shards",
+    "invented",
+    "answered_itself",
+    "role_switch",
+    "ended_before_start",
+    "recited_instructions",
 ]
 #: every code the text checks find, in the order `UserTurnCheck.problems` lists them
 PROBLEMS: tuple[Problem, ...] = ("several_shards", "invented", "answered_itself", "role_switch")
 #: not a text check: a conversation's first user message that is only an end marker (the
 #: user model ended the conversation before the model under test said anything)
 ENDED_BEFORE_START: Problem = "ended_before_start"
+#: not a `check_user_turn` code: the turn recited its own instructions (`find_recital`)
+RECITED: Problem = "recited_instructions"
+#: the shortest run of the instructions' words, repeated verbatim, that is a recital (see
+#: the module docstring for the measurement)
+RECITAL_WORDS = 12
+#: what a recited span is replaced with before the text reaches the model under test
+RECITAL_MARK = "[…]"
 
 REVEAL_SHARE = 0.5
 MIN_DISTINCTIVE = 2
@@ -83,6 +121,8 @@ EndReason = Literal["goal_met", "abandoned"]
 END_MARKERS: dict[str, EndReason] = {GOAL_MET: "goal_met", GIVE_UP: "abandoned"}
 
 _WORDS = re.compile(r"[^\W\d_]+|\d+")
+# a word of the recital check: letters and digits together ("4417", "w2378156", "user's")
+_RECITAL_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _END = re.compile(r"\[\[\s{0,3}(GOAL[\s_]{0,3}MET|GIVE[\s_]{0,3}UP)\s{0,3}\]\]", re.IGNORECASE)
 
@@ -265,3 +305,116 @@ def parse_end_marker(text: str) -> tuple[str, EndReason | None]:
     last = re.sub(r"[\s_]+", "_", found[-1].group(1).upper())
     reason: EndReason = "goal_met" if last == "GOAL_MET" else "abandoned"
     return _END.sub("", text).strip(), reason
+
+
+class Recital(BaseModel):
+    """What `find_recital` found in one user model reply: the character spans (start, end)
+    that repeat the instructions, and the reply with each replaced by RECITAL_MARK."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spans: list[tuple[int, int]]
+    text: str
+
+    @property
+    def recited(self) -> bool:
+        return bool(self.spans)
+
+
+def _recital_words(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0).casefold(), m.start(), m.end()) for m in _RECITAL_WORD.finditer(text)]
+
+
+def _source_words(instructions: str, shared: Sequence[str]) -> list[str | None]:
+    """The instructions' words, with every occurrence of a shared fact's words blanked
+    (None: no run crosses it), so that giving a fact is never a recital."""
+    words: list[str | None] = [word for word, _, _ in _recital_words(instructions)]
+    starts: dict[str, list[int]] = {}
+    for index, word in enumerate(words):
+        starts.setdefault(word or "", []).append(index)
+    original = list(words)
+    for fact in shared:
+        fact_words: list[str | None] = [word for word, _, _ in _recital_words(fact)]
+        size = len(fact_words)
+        for start in starts.get(str(fact_words[0]), []) if size else []:
+            if original[start : start + size] == fact_words:
+                words[start : start + size] = [None] * size
+    return words
+
+
+class RecitalSource:
+    """A user model's instructions, indexed once for `runs`: each word's positions, with
+    the words of the facts it may share blanked (no run crosses them)."""
+
+    def __init__(self, instructions: str, shared: Sequence[str] = ()) -> None:
+        self.positions: dict[str, list[int]] = {}
+        for index, word in enumerate(_source_words(instructions, shared)):
+            if word is not None:
+                self.positions.setdefault(word, []).append(index)
+
+    def runs(self, said: Sequence[str]) -> Iterator[tuple[int, int]]:
+        """(first, last) word indices of `said` of every maximal run of consecutive words
+        the instructions hold in the same order. Linear in `said` times the occurrences of
+        each of its words in the instructions (a few hundred words), so a hostile reply
+        cannot make it slow."""
+        positions = self.positions
+        previous: dict[int, int] = {}  # end index in the source -> length of the run there
+        for index, word in enumerate([*said, None]):  # (None: every run ends at the end)
+            current = {}
+            for at in positions.get(word, ()) if word is not None else ():
+                current[at] = previous.get(at - 1, 0) + 1
+            for at, length in previous.items():
+                if at + 1 not in current:  # the run ending at `at` goes no further
+                    yield index - length, index - 1
+            previous = current
+
+    def longest(self, text: str) -> int:
+        """The most consecutive words of the instructions `text` repeats verbatim."""
+        said = [word for word, _, _ in _recital_words(text)]
+        return max((last - first + 1 for first, last in self.runs(said)), default=0)
+
+
+def longest_recited_run(text: str, instructions: str, shared: Sequence[str] = ()) -> int:
+    """The most consecutive words of `instructions` (the shared facts cut out) that `text`
+    repeats verbatim."""
+    return RecitalSource(instructions, shared).longest(text)
+
+
+def recited_runs(
+    text: str, instructions: str, shared: Sequence[str] = (), min_words: int = RECITAL_WORDS
+) -> list[tuple[int, int]]:
+    """Word index ranges [first, last] of `text` that repeat at least `min_words`
+    consecutive words of `instructions` (the shared facts cut out), merged where they
+    overlap."""
+    said = [word for word, _, _ in _recital_words(text)]
+    runs = sorted(
+        (first, last)
+        for first, last in RecitalSource(instructions, shared).runs(said)
+        if last - first + 1 >= min_words
+    )
+    merged: list[tuple[int, int]] = []
+    for first, last in runs:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def find_recital(
+    text: str, instructions: str, shared: Sequence[str] = (), min_words: int = RECITAL_WORDS
+) -> Recital:
+    """The spans of a user model's reply that recite its instructions (its system message:
+    persona, goal, rules), and the reply with each replaced by RECITAL_MARK. `shared`: the
+    facts it is meant to give when asked, never a recital (see the module docstring)."""
+    words = _recital_words(text)
+    spans = [(words[first][1], words[last][2]) for first, last in
+             recited_runs(text, instructions, shared, min_words)]  # fmt: skip
+    if not spans:
+        return Recital(spans=[], text=text)
+    parts, at = [], 0
+    for start, end in spans:
+        parts += [text[at:start], RECITAL_MARK]
+        at = end
+    parts.append(text[at:])
+    return Recital(spans=spans, text="".join(parts))

@@ -35,6 +35,7 @@ from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.results.build import build_results, timing
 from turnbench.results.shapes import results_json
+from turnbench.safetext import name_problem
 from turnbench.store.resultsfile import write_results
 from turnbench.types import JudgmentRecord, SamplingConfig
 
@@ -75,6 +76,12 @@ def read_import(fmt: str, source: Path, options: ImportOptions) -> Imported:
     imported.data_sha256 = {**locator.checksums, **imported.data_sha256}
     if options.judge_name:
         imported.judge = options.judge_name
+    # (the answer sets' model names are checked where every answer set enters: AnswerSet)
+    named = {"the judge name": imported.judge, "the model name": imported.model}
+    for what, name in named.items():
+        problem = name_problem(name) if name is not None else None
+        if problem is not None:
+            raise UserError(f"{source}: {what} {name!r} {problem}")
     return imported
 
 

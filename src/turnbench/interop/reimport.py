@@ -12,6 +12,7 @@ judge's prompt is in neither: the imported judgments record none.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,7 @@ from turnbench.benchmarks.imports import (
     inferred_limit,
 )
 from turnbench.errors import UserError
-from turnbench.textio import ErrorCollector, read_jsonl
+from turnbench.textio import ErrorCollector, open_input, read_jsonl
 from turnbench.types import Order, SampleId
 
 Flat = Literal["csv", "jsonl"]
@@ -85,7 +86,7 @@ def _csv_value(text: str) -> str | None:
 
 def _csv_rows(path: Path, collector: ErrorCollector) -> Iterator[tuple[int, Any]]:
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with io.TextIOWrapper(open_input(path), encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
             missing = {"judge", "model", "sample_id", "turn", "status"} - set(
                 reader.fieldnames or ()

@@ -52,7 +52,8 @@ class SimulatorCounts(BaseModel):
     its turns by who wrote them (`template`, `user-model`), the conversations in which
     some turn broke each rule (`conversations_with`: "several_shards", "invented",
     "answered_itself", "role_switch", "ended_before_start": its first message only an end
-    marker) and the turns that did (`turns_with`), the user model's re-asks
+    marker, "recited_instructions": its own instructions repeated; a benchmark lists the
+    ones it checks) and the turns that did (`turns_with`), the user model's re-asks
     (--strict-user), and how conversations ended by the user's word."""
 
     user_turns: int

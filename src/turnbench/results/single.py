@@ -216,8 +216,6 @@ def model_results(
     return results
 
 
-
-
 def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
     """`simulator`: the user turns of `model`'s planned conversations, as the log has them."""
     planned = {sample.id for sample in work.benchmark.samples}

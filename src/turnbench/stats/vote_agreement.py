@@ -40,6 +40,7 @@ from turnbench.textio import (
     json_problem,
     loads_json,
     read_json,
+    read_text,
     validate_row,
 )
 
@@ -124,14 +125,7 @@ def _json_array_items(path: Path, text: str) -> list[tuple[int, Any]]:
 
 
 def _rows(path: Path) -> list[tuple[int, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, expected a vote file") from None
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path}: not valid UTF-8 ({error.reason})") from None
+    text = read_text(path)  # (a regular file under the input size limit, UTF-8)
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     if text.lstrip().startswith("["):

@@ -37,6 +37,7 @@ from turnbench.errors import RunDirectoryError, UserError
 from turnbench.journal.runlog import LOG_NAME, open_regular
 from turnbench.options import EvalOptions
 from turnbench.store.resultsfile import RESULTS_NAME, write_file_atomically
+from turnbench.textio import MAX_INPUT_BYTES, input_sha256
 
 STATE_NAME = "results.state.json"
 STATE_LIMIT = 1 << 16  # a state file is a few hundred bytes; a larger one is not ours
@@ -93,9 +94,9 @@ def run_file_sha256(path: Path) -> str | None:
 
 
 def _input_file_sha256(path: Path) -> str:
-    """A file the user named (answers, prices, references). Raises OSError."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    """A file the user named (answers, prices, references; a run's log, which may be larger
+    than an input file: it is hashed as it is read). Raises UserError."""
+    return input_sha256(path, None if path.name == LOG_NAME else MAX_INPUT_BYTES)
 
 
 @cache

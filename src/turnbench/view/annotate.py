@@ -3,10 +3,12 @@
 An item is one judged turn: for a pairwise run (or any run holding two or more models'
 answers) the answers of two models to the same turn, for a single-grading run of one model
 its one answer. The page never learns the models' names: it votes `left`, `right` or `tie`
-on an opaque item key, and the server, which chose the left/right order (a hash of the
-item and the annotator, so a reload shows the same order), stores the vote under the real
-names with the order shown. The same `POST /api/votes` also takes a vote by names
-(`model_a`, `model_b`, `winner`; or `model`, `score`), the interface scripts use.
+on an opaque item key (an HMAC of the item under a random salt kept in the votes file, so
+nobody can compute it from the run's models), and the server, which chose the left/right
+order (a hash of the item and the annotator, so a reload shows the same order), stores the
+vote under the real names with the order shown. The same `POST /api/votes` also takes a
+vote by names (`model_a`, `model_b`, `winner`; or `model`, `score`), the interface scripts
+use.
 
 Items come in one seeded order for everyone, and an item stays in the queue until `overlap`
 different annotators voted on it: annotators working side by side cover the same items,
@@ -14,24 +16,34 @@ which is what inter-annotator agreement needs.
 
 Security: every state-changing request (a vote, an undo) must carry the page's CSRF token in
 `X-CSRF-Token` (an HMAC of the session cookie under a secret kept in the votes file, so a
-restarted server still accepts an open page) and an `Origin` equal to the address the server
-was reached at; anything else is 403. Every field is validated (unknown sample, turn or
-model: 400). Texts reach the page as JSON and are shown with `textContent`; the page runs
-one script file under a strict Content-Security-Policy.
+restarted server still accepts an open page) and an `Origin` that names an allowed host
+(`hosts.py`) and is the address the server was reached at; anything else is 403. An undo
+undoes the last vote of the name *cast from the same browser session*, never another's.
+Every field is validated (unknown sample, turn or model: 400). Texts reach the page as JSON
+and are shown with `textContent`; the page runs one script file under a strict
+Content-Security-Policy. The votes export names models: it needs the operator's token.
+
+The votes file is used from one thread (its one connection, `votes_db`), never from the
+event loop: a vote waits at most DB_QUEUE_WAIT for its turn and BUSY_TIMEOUT for a lock
+another process holds, then gets 503 with the reason as JSON, and the other pages go on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from aiohttp import web
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
@@ -43,8 +55,17 @@ from turnbench.journal.logindex import AnswerDone
 from turnbench.safetext import name_problem
 from turnbench.store.rundir import Run, load_run, sample_sort_key
 from turnbench.textio import NestingError, describe_validation_error, loads_json
+from turnbench.view.hosts import LOOPBACK, Hosts, ensure_host_check
 from turnbench.view.static import static_route
-from turnbench.view.votes_db import MAX_NAME, NewVote, VotesDB, fastchat_lines
+from turnbench.view.tokens import offered_token, same_token
+from turnbench.view.votes_db import (
+    MAX_NAME,
+    NewVote,
+    StoredVote,
+    VotesDB,
+    VotesUnavailable,
+    fastchat_lines,
+)
 
 HERE = Path(__file__).parent
 STATIC = {"annotate.js": "text/javascript", "annotate.css": "text/css"}
@@ -57,7 +78,12 @@ CSP = (
 )
 MAX_SKIPS = 500
 SESSION_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: seconds a request waits for the votes file's thread before it is told 503 (each job
+#: there waits at most votes_db.BUSY_TIMEOUT for a lock, so a request waits at most both)
+DB_QUEUE_WAIT = 3.0
 Kind = Literal["pairwise", "single"]
+T = TypeVar("T")
+LOG = logging.getLogger("turnbench.view")
 
 
 # -- items ---------------------------------------------------------------------------------
@@ -85,10 +111,12 @@ class Item:
         return tuple(side.model for side in self.sides)
 
 
-def item_key(sample_id: str, turn: int, models: tuple[str, ...]) -> str:
-    """An opaque, stable key: the page sees it instead of the models' names."""
+def item_key(salt: str, sample_id: str, turn: int, models: tuple[str, ...]) -> str:
+    """An opaque key, stable for one votes file: the page sees it instead of the models'
+    names. Salted (an HMAC under the votes file's random salt): without the salt nobody can
+    compute which models a key stands for, though the run's models are no secret."""
     text = json.dumps([sample_id, turn, *models], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+    return hmac.new(salt.encode(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
 
 
 def _benchmark(run: Run) -> tuple[dict[str, Sample], Benchmark | None]:
@@ -116,9 +144,29 @@ class Items:
         self.by_key = {item.key: item for item in self.items}
         self.by_content = {(i.sample_id, i.turn, i.models): i for i in self.items}
 
+    def salted(self, salt: str) -> Items:
+        """The same items, keyed under `salt` (the votes file's)."""
+        keyed = [
+            replace(item, key=item_key(salt, item.sample_id, item.turn, item.models))
+            for item in self.items
+        ]
+        return Items(self.kind, self.benchmark, keyed)
 
-def load_items(run_dir: Path) -> Items:
-    """Every item of a run directory (validated as `turnbench report` validates it)."""
+    def of_vote(self, vote: StoredVote) -> Item | None:
+        """The item a stored vote is about (by its sample, turn and models, so that votes
+        of a file written before its keys were salted count too), or None."""
+        models = (
+            tuple(sorted((vote.model_a, vote.model_b)))
+            if vote.model_a is not None and vote.model_b is not None
+            else (vote.model,)
+        )
+        return self.by_content.get((vote.sample_id, vote.turn, models))  # type: ignore[arg-type]
+
+
+def load_items(run_dir: Path, salt: str | None = None) -> Items:
+    """Every item of a run directory (validated as `turnbench report` validates it), keyed
+    under `salt` (None: a random one)."""
+    salt = secrets.token_hex(32) if salt is None else salt
     run = load_run(run_dir)
     samples, bench = _benchmark(run)
     names = set(run.model_names)
@@ -188,7 +236,7 @@ def load_items(run_dir: Path) -> Items:
             reference = bench.reference_answer(sample, turn) if bench and sample else None
             items.append(
                 Item(
-                    key=item_key(sample_id, turn, tuple(models)),
+                    key=item_key(salt, sample_id, turn, tuple(models)),
                     sample_id=sample_id,
                     turn=turn,
                     group=groups[(sample_id, turn)],
@@ -257,16 +305,26 @@ def _annotator(name: str | None) -> str:
 
 
 class Annotation:
-    """The state behind the annotation routes: the run's items and the votes file."""
+    """The state behind the annotation routes: the run's items and the votes file (used
+    from its own thread: `db`)."""
 
-    def __init__(self, run_dir: Path, votes_path: Path, overlap: int, templates: Environment):
+    def __init__(
+        self,
+        run_dir: Path,
+        votes_path: Path,
+        overlap: int,
+        templates: Environment,
+        hosts: Hosts = LOOPBACK,
+    ):
         if overlap < 1:
             raise UserError(f"--overlap must be 1 or more, got {overlap}")
-        self.items = load_items(run_dir)
+        items = load_items(run_dir)  # (checked before the votes file is made)
         self.run_name = run_dir.resolve().name
         self.votes = VotesDB(votes_path, create=True)
+        self.items = items.salted(self.votes.meta("item_salt") or "")
         self.overlap = overlap
         self.templates = templates
+        self.hosts = hosts
         self.secret = self.votes.meta("csrf_secret") or ""
         seed = self.votes.meta("order_seed") or ""
         self.order = sorted(
@@ -274,6 +332,28 @@ class Annotation:
             key=lambda item: hashlib.sha256(f"{seed}:{item.key}".encode()).hexdigest(),
         )
         self.seed = seed
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turnbench-votes")
+
+    async def db(self, work: Callable[[], T]) -> T:
+        """`work` (which uses the votes file) on the file's own thread, off the event loop.
+        A job that waited DB_QUEUE_WAIT for its turn is not started (VotesUnavailable, so
+        nothing is stored after the page was told it was not); a started one waits at most
+        BUSY_TIMEOUT for another process's lock."""
+        deadline = time.monotonic() + DB_QUEUE_WAIT
+
+        def job() -> T:
+            if time.monotonic() > deadline:
+                raise VotesUnavailable(
+                    f"the votes database {self.votes.path} is busy (waited {DB_QUEUE_WAIT:g} s "
+                    "behind other requests); nothing was stored, try again"
+                )
+            return work()
+
+        return await asyncio.get_running_loop().run_in_executor(self.executor, job)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+        self.votes.close()
 
     # -- sessions and checks ---------------------------------------------------------------
     def token(self, session: str) -> str:
@@ -281,9 +361,7 @@ class Annotation:
 
     def check(self, request: web.Request) -> str:
         """The session id of a state-changing request that passed both checks, else 403."""
-        origin = request.headers.get("Origin")
-        expected = f"{request.scheme}://{request.host}"
-        if origin is None or origin.lower() != expected.lower():
+        if not self.hosts.allows_origin(request.headers.get("Origin"), request.headers.get("Host")):
             raise _bad("cross-origin or Origin-less request refused", web.HTTPForbidden)
         session = _session_id(request.cookies.get(SESSION_COOKIE))
         sent = request.headers.get(CSRF_HEADER, "")
@@ -295,6 +373,16 @@ class Annotation:
         return session
 
     # -- items -------------------------------------------------------------------------------
+    def voters(self) -> dict[str, set[str]]:
+        """item key -> the annotators with a standing vote on it (read now: on the votes
+        file's thread). Votes are matched to items by their content, not their stored key."""
+        found: dict[str, set[str]] = {}
+        for annotator, sample_id, turn, models in self.votes.standing():
+            item = self.items.by_content.get((sample_id, turn, models))
+            if item is not None:
+                found.setdefault(item.key, set()).add(annotator)
+        return found
+
     def left_first(self, annotator: str, item: Item) -> bool:
         """The order shown, fixed per annotator and item (a reload shows the same)."""
         digest = hashlib.sha256(f"{self.seed}:{annotator}:{item.key}".encode()).digest()
@@ -321,8 +409,9 @@ class Annotation:
             "overlap": self.overlap,
         }
 
-    def next_item(self, annotator: str, skip: set[str], wanted: str | None) -> Item | None:
-        voters = self.votes.voters()
+    def next_item(
+        self, annotator: str, skip: set[str], wanted: str | None, voters: dict[str, set[str]]
+    ) -> Item | None:
         if wanted is not None:
             item = self.items.by_key.get(wanted)
             if item is not None and annotator not in voters.get(item.key, set()):
@@ -333,6 +422,28 @@ class Annotation:
                 continue
             return item
         return None
+
+    # -- the votes file's thread -----------------------------------------------------------
+    def store(self, new: NewVote) -> dict[str, Any]:
+        """Store a vote unless its annotator has one on the item (409): one job on the votes
+        file's thread, so no other vote comes between the check and the write."""
+        if new.annotator in self.voters().get(new.item_key, set()):
+            raise _bad(
+                "this annotator already voted on this item (undo it first)", web.HTTPConflict
+            )
+        vote_id = self.votes.add(new)
+        return {"id": vote_id, "progress": self.progress(new.annotator, self.voters())}
+
+    def undo(self, annotator: str, session: str) -> dict[str, Any]:
+        """Undo the last standing vote `annotator` cast from this browser session."""
+        undone = self.votes.undo(annotator, session)
+        item = self.items.of_vote(undone) if undone is not None else None
+        progress = self.progress(annotator, self.voters())
+        key = item.key if item is not None else undone.item_key if undone is not None else None
+        return {"undone": key, "progress": progress}
+
+    def export(self) -> str:
+        return "".join(line + "\n" for line in fastchat_lines(self.votes.votes()))
 
     def payload(self, annotator: str, item: Item) -> dict[str, Any]:
         return {
@@ -442,6 +553,27 @@ def _session_id(value: str | None) -> str | None:
     return value if value is not None and SESSION_SHAPE.fullmatch(value) else None
 
 
+def _unavailable(error: UserError) -> web.Response:
+    """A votes file that cannot be used now (503: try again) or is broken (500): the reason
+    as JSON for the page, one line in the server's log, no traceback."""
+    status = 503 if isinstance(error, VotesUnavailable) else 500
+    LOG.warning("turnbench view: %s", error.message)
+    response = _json({"error": error.message}, status=status)
+    if status == 503:
+        response.headers["Retry-After"] = "2"
+    return response
+
+
+def _votes_errors(handler: Handler) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except UserError as error:
+            return _unavailable(error)
+
+    return handle
+
+
 def add_annotation_routes(
     app: web.Application,
     *,
@@ -449,18 +581,23 @@ def add_annotation_routes(
     votes_path: Path,
     overlap: int = 2,
     base_template_dir: Path | None = None,
+    hosts: Hosts = LOOPBACK,
+    export_token: str | None = None,
 ) -> None:
     """Add the annotation page and its API to `app` (the votes file is created if missing).
 
     `base_template_dir` is searched before this package's templates: a page layout there
-    named `annotate.html` replaces ours."""
+    named `annotate.html` replaces ours. `hosts`: the host names requests may name (the host
+    check is put first in `app` unless it is there). `export_token`: the token the votes
+    export needs (`Authorization: Bearer` or `?token=`; None: the export is refused)."""
+    ensure_host_check(app, hosts)
     loaders = [FileSystemLoader(str(HERE / "templates"))]
     if base_template_dir is not None:
         loaders.insert(0, FileSystemLoader(str(base_template_dir)))
     templates = Environment(
         loader=ChoiceLoader(loaders), autoescape=select_autoescape(default=True)
     )
-    state = Annotation(run_dir, votes_path, overlap, templates)
+    state = Annotation(run_dir, votes_path, overlap, templates, hosts)
 
     async def page(request: web.Request) -> web.Response:
         session = _session_id(request.cookies.get(SESSION_COOKIE)) or secrets.token_urlsafe(24)
@@ -487,11 +624,12 @@ def add_annotation_routes(
 
     static = static_route(STATIC, cache_control="no-cache")
 
+    @_votes_errors
     async def next_item(request: web.Request) -> web.Response:
         annotator = _annotator(request.query.get("annotator"))
         skip = set(request.query.get("skip", "").split(",")[:MAX_SKIPS]) - {""}
-        item = state.next_item(annotator, skip, request.query.get("item"))
-        voters = state.votes.voters()
+        voters = await state.db(state.voters)
+        item = state.next_item(annotator, skip, request.query.get("item"), voters)
         return _json(
             {
                 "item": None if item is None else state.payload(annotator, item),
@@ -499,38 +637,40 @@ def add_annotation_routes(
             }
         )
 
+    @_votes_errors
     async def vote(request: web.Request) -> web.Response:
         session = state.check(request)
         new = state.vote_from(await _body(request), session)
-        if new.annotator in state.votes.voters().get(new.item_key, set()):
-            raise _bad(
-                "this annotator already voted on this item (undo it first)", web.HTTPConflict
-            )
-        vote_id = state.votes.add(new)
-        progress = state.progress(new.annotator, state.votes.voters())
-        return _json({"id": vote_id, "progress": progress}, status=201)
+        return _json(await state.db(lambda: state.store(new)), status=201)
 
+    @_votes_errors
     async def undo(request: web.Request) -> web.Response:
-        state.check(request)
+        session = state.check(request)
         body = await _body(request)
         try:
             asked = Undo.model_validate(body)
         except ValidationError as error:
             raise _bad(describe_validation_error(error)) from None
         annotator = _annotator(asked.annotator)
-        undone = state.votes.undo(annotator)
-        progress = state.progress(annotator, state.votes.voters())
-        return _json({"undone": None if undone is None else undone.item_key, "progress": progress})
+        return _json(await state.db(lambda: state.undo(annotator, session)))
 
+    @_votes_errors
     async def export(request: web.Request) -> web.Response:
-        text = "".join(line + "\n" for line in fastchat_lines(votes_path))
+        offered, _ = offered_token(request)
+        if export_token is None or not same_token(offered, export_token.encode("utf-8")):
+            raise _bad(
+                "the votes export names the models: it needs the operator's token (printed "
+                "when the server started)",
+                web.HTTPForbidden,
+            )
+        text = await state.db(state.export)
         response = web.Response(text=text, content_type="application/x-ndjson")
         response.headers["Content-Disposition"] = 'attachment; filename="human_judgments.jsonl"'
         response.headers["Cache-Control"] = "no-store"
         return response
 
     async def close(_: web.Application) -> None:
-        state.votes.close()
+        state.close()
 
     app.router.add_get("/annotate", page)
     app.router.add_get("/annotate/static/{name}", static)

@@ -1,10 +1,16 @@
 """`turnbench view`: the aiohttp application over the served run directories.
 
-Every request passes two middlewares, in this order: the token check (when a token is set,
-which it always is on an address other than loopback: a request without it is 401 before
-anything else runs) and the security headers (the report's strict Content-Security-Policy:
+Every request passes three middlewares, in this order: the host check (`hosts.py`: a Host
+header outside the allowlist is 403 before anything else runs: DNS rebinding), the token
+check (when a token is set, which it always is on an address other than loopback: a request
+without it is 401) and the security headers (the report's strict Content-Security-Policy:
 scripts and styles only from this server's own static files, images only as data: URIs,
 no framing, no referrer, so a token in a URL never leaks to another site).
+
+During human judging (`--annotate`) judging stays blind: every page and API that names a
+model (the runs, a run, a conversation, a comparison, the votes export) needs the
+operator's token, made at start and printed for the person who runs the server; the
+annotators' pages (`/annotate` and its API) need only what every request needs.
 
 A run is named in URLs by the index of its served folder and its path below it; the path is
 resolved and must stay inside that folder (no `..`, no link out of it). Pages are rendered
@@ -16,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import ipaddress
 import json
+import math
+import secrets
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,12 +36,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from turnbench.errors import UserError
 from turnbench.report.markup import long_text
 from turnbench.report.templating import TEMPLATES as REPORT_TEMPLATES
+from turnbench.view.hosts import LOOPBACK, Hosts, host_middleware
 from turnbench.view.pages import RunCache
 from turnbench.view.runs import RunDir, RunFinder
 from turnbench.view.static import static_route
+from turnbench.view.tokens import TOKEN_COOKIE, offered_token, same_token
 
 HERE = Path(__file__).parent
-TOKEN_COOKIE = "turnbench_view_token"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -48,40 +55,34 @@ CACHE: web.AppKey[RunCache] = web.AppKey("cache", RunCache)
 TEMPLATES: web.AppKey[Environment] = web.AppKey("templates", Environment)
 ROOTS: web.AppKey[list[Path]] = web.AppKey("roots", list)
 STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
+#: during --annotate: the token of the pages that name models (None: not annotating)
+OPERATOR: web.AppKey[str | None] = web.AppKey("operator", str)
+#: the routes an annotator may use during --annotate (every other route names models)
+ANNOTATOR_PATHS = ("/annotate", "/api/annotate/next", "/api/votes", "/api/votes/undo")
+ANNOTATOR_PREFIXES = ("/annotate/static/",)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def _annotator_route(path: str) -> bool:
+    return path in ANNOTATOR_PATHS or path.startswith(ANNOTATOR_PREFIXES)
 
 
-def _offered_token(request: web.Request) -> tuple[str | None, bool]:
-    """The token a request carries, and whether it came in the query (then a cookie is set,
-    so the links of the page work without it)."""
-    header = request.headers.get("Authorization", "")
-    if header[:7].lower() == "bearer ":
-        return header[7:].strip(), False
-    query = request.query.get("token")
-    if query is not None:
-        return query, True
-    return request.cookies.get(TOKEN_COOKIE), False
-
-
-def token_middleware(token: str | None) -> Any:
+def token_middleware(token: str | None, operator: str | None = None) -> Any:
+    """Every request needs `token` when it is set (401 otherwise); with `operator` set
+    (during --annotate) every route but the annotators' needs the operator's token (403
+    otherwise), which also opens every route by itself."""
     expected = None if token is None else token.encode("utf-8")
+    operator_token = None if operator is None else operator.encode("utf-8")
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if expected is None:
+        if expected is None and operator_token is None:
             return await handler(request)
-        offered, from_query = _offered_token(request)
-        if offered is None or not hmac.compare_digest(offered.encode("utf-8"), expected):
+        offered, from_query = offered_token(request)
+        is_operator = operator_token is not None and same_token(offered, operator_token)
+        matched = is_operator or (expected is not None and same_token(offered, expected))
+        if expected is not None and not matched:
             refused = web.Response(
                 status=401,
                 text="401: this server needs its token (?token=... or Authorization: Bearer)\n",
@@ -89,8 +90,18 @@ def token_middleware(token: str | None) -> Any:
             )
             _secure(refused.headers)
             return refused
+        if operator_token is not None and not is_operator and not _annotator_route(request.path):
+            refused = web.Response(
+                status=403,
+                text="403: during human judging this page is for the person running the "
+                "server (it names models); open it with the operator's address printed when "
+                "the server started\n",
+                headers={"Cache-Control": "no-store"},
+            )
+            _secure(refused.headers)
+            return refused
         response = await handler(request)
-        if from_query and not response.prepared:
+        if from_query and matched and offered is not None and not response.prepared:
             response.set_cookie(
                 TOKEN_COOKIE, offered, httponly=True, samesite="Strict", path="/",
                 secure=request.secure,
@@ -161,9 +172,16 @@ def _summaries(request: web.Request) -> list[dict[str, Any]]:
     return [run.summary() for run in request.app[FINDER].runs()]
 
 
+def dump_json(value: Any) -> str:
+    """JSON that a browser's JSON.parse reads: no bare NaN or Infinity (every number from a
+    run directory was checked by `RunDir.summary`; a slip is an error here, not a page that
+    stops updating for every run)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
 async def api_runs(request: web.Request) -> web.Response:
     summaries = await asyncio.to_thread(_summaries, request)
-    return web.json_response(summaries, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+    return web.json_response(summaries, dumps=dump_json)
 
 
 async def runs_page(request: web.Request) -> web.Response:
@@ -186,7 +204,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     try:
         while not stopping.is_set():
             summaries = await asyncio.to_thread(_summaries, request)
-            text = json.dumps(summaries, ensure_ascii=False)
+            text = dump_json(summaries)
             if text != last:
                 await response.write(b"event: runs\ndata: " + text.encode("utf-8") + b"\n\n")
                 last, quiet = text, 0.0
@@ -275,13 +293,21 @@ def templates() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["long_text"] = long_text
-    env.filters["num"] = lambda v, d=2: "–" if not isinstance(v, int | float) else f"{v:.{d}f}"
+    env.filters["num"] = lambda v, d=2: f"{v:.{d}f}" if _shown_number(v) else "–"
     env.filters["ci"] = lambda v: (
         f"[{v[0]:.2f}, {v[1]:.2f}]"
-        if isinstance(v, list | tuple) and len(v) == 2 and None not in v
+        if isinstance(v, list | tuple) and len(v) == 2 and all(map(_shown_number, v))
         else "–"
     )
     return env
+
+
+def _shown_number(value: Any) -> bool:
+    """A value the templates format as a number: a finite int or float (not a bool, not
+    text: a results file may hold anything)."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    )
 
 
 def build_app(
@@ -292,10 +318,14 @@ def build_app(
     votes_path: Path | None = None,
     overlap: int = 2,
     warm: bool = True,
+    hosts: Hosts = LOOPBACK,
+    operator_token: str | None = None,
 ) -> web.Application:
     """The application over `dirs` (each must be a directory). `token`: every request must
-    carry it (None: no check, for a loopback address only; the CLI decides). With
-    `annotate_run` the human-judging page of that run is added, its votes in `votes_path`.
+    carry it (None: no check, for a loopback address only; the CLI decides). `hosts`: the
+    host names it answers to. With `annotate_run` the human-judging page of that run is
+    added, its votes in `votes_path`, and every page that names a model needs the
+    operator's token (`operator_token`, else one made now: `app[OPERATOR]`).
     `warm`: read the finished runs into the cache in the background (see `_warm`)."""
     # the report's modules are imported while the server starts, not by the first request
     # that opens a run (importing them takes a few tenths of a second)
@@ -310,7 +340,15 @@ def build_app(
         if not directory.is_dir():
             raise UserError(f"{directory}: not a directory (turnbench view serves folders)")
         roots.append(directory.resolve())
-    app = web.Application(middlewares=[token_middleware(token), security_headers])
+    if annotate_run is not None and votes_path is None:
+        raise UserError("--annotate RUN needs --votes FILE (the SQLite file of the votes)")
+    operator = None
+    if annotate_run is not None:
+        operator = operator_token or secrets.token_urlsafe(24)
+    app = web.Application(
+        middlewares=[host_middleware(hosts), token_middleware(token, operator), security_headers]
+    )
+    app[OPERATOR] = operator
     app[ROOTS] = roots
     app[FINDER] = RunFinder(roots)
     app[CACHE] = RunCache(roots)
@@ -343,7 +381,9 @@ def build_app(
     if annotate_run is not None:
         from turnbench.view.annotate import add_annotation_routes
 
-        if votes_path is None:
-            raise UserError("--annotate RUN needs --votes FILE (the SQLite file of the votes)")
-        add_annotation_routes(app, run_dir=annotate_run, votes_path=votes_path, overlap=overlap)
+        assert votes_path is not None
+        add_annotation_routes(
+            app, run_dir=annotate_run, votes_path=votes_path, overlap=overlap, hosts=hosts,
+            export_token=operator,
+        )  # fmt: skip
     return app

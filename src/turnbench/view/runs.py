@@ -3,9 +3,16 @@
 A run that is being written has no results.json yet (it is written when the invocation
 ends), so what the runs page shows while a run works comes from its log: each directory
 keeps a `LogTail` that remembers how far the log was read and reads only what was appended
-since. Only complete lines are read (a torn last line waits until its newline arrives), and
-only the `kind` and `key` of answers and judgments are taken from a line (the writer puts
-them first), so a poll of a large log that grew by a few lines costs a few lines.
+since: every byte of a log is read once. A last line without its newline yet is kept (at
+most MAX_LINE_BYTES of it: a longer line keeps its start, which holds its kind and key) and
+finished when its newline arrives, so a huge unterminated line is not read again at every
+poll. Only the `kind` and `key` of answers and judgments are taken from a line (the writer
+puts them first), so a poll of a large log that grew by a few lines costs a few lines.
+
+A run directory may hold anything: every number shown from it (results.json's overall and
+interval, counts, costs, times) is checked (`_clean`: not finite, or no number where one is
+expected, shows as absent), a results file larger than MAX_RESULTS_BYTES or nested too deep is
+not read, and a results file is parsed again only when it changed.
 
 Nothing here writes: files are opened read-only, links are never followed.
 """
@@ -28,29 +35,56 @@ from turnbench.errors import RunDirectoryError
 from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, open_regular
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.runfiles import AUDIT_NAME
+from turnbench.textio import NestingError, loads_json
 
 MAX_DEPTH = 12  # folders below a served directory that are searched for runs
 # (matched at a line's start; the key's string "unrolled": runs of plain bytes between
 # escapes, twice as quick as one byte per alternation over a 180 MB log)
 _HEAD = re.compile(rb'\{"kind":"(\w+)","key":("[^"\\]*(?:\\.[^"\\]*)*")')
 READ_CHUNK = 1 << 20
+#: the most of one log line kept while its newline has not arrived (a config record is a
+#: few kilobytes; an answer's line can be any length, but only its start, kind and key, is
+#: read); the rest of a longer line is skipped
+MAX_LINE_BYTES = 4 << 20
+#: results.json and audit.json larger than this are not read (a real one is kilobytes to a
+#: few megabytes; it would be parsed for every look at the runs)
+MAX_RESULTS_BYTES = 64 << 20
 _KEYED = (b"answer", b"judgment", b"failure")  # the kinds counted by their key
 
 
-def _read_json_object(path: Path) -> dict[str, Any] | None:
-    """A small JSON object file, or None (missing, a link, unreadable, not an object)."""
-    try:
-        fd = open_regular(path, os.O_RDONLY, missing_ok=True)
-    except (RunDirectoryError, OSError):  # a link or not a regular file
-        return None
-    if fd is None:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            value = json.loads(handle.read())
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+@dataclass
+class _JsonFile:
+    """A small JSON object file of a run directory, parsed again only when it changed."""
+
+    path: Path
+    state: tuple[int, int, int] | None = None  # (inode, size, mtime) when last parsed
+    value: dict[str, Any] | None = None
+
+    def read(self) -> dict[str, Any] | None:
+        """The object, or None (missing, a link, not a regular file, too large, unreadable,
+        malformed or too deep, not an object)."""
+        try:
+            fd = open_regular(self.path, os.O_RDONLY, missing_ok=True)
+        except (RunDirectoryError, OSError):  # a link or not a regular file
+            fd = None
+        if fd is None:
+            self.state, self.value = None, None
+            return None
+        try:
+            info = os.fstat(fd)
+            state = (info.st_ino, info.st_size, info.st_mtime_ns)
+            if state == self.state:
+                return self.value
+            self.state, self.value = state, None
+            if info.st_size <= MAX_RESULTS_BYTES:
+                with os.fdopen(os.dup(fd), "rb") as handle:
+                    value = loads_json(handle.read(MAX_RESULTS_BYTES + 1).decode("utf-8"))
+                self.value = value if isinstance(value, dict) else None
+        except (OSError, ValueError, NestingError):  # (UnicodeDecodeError is a ValueError)
+            self.value = None
+        finally:
+            os.close(fd)
+        return self.value
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -63,10 +97,10 @@ def _stat(path: Path) -> tuple[int, int] | None:
 
 @dataclass
 class LogTail:
-    """What a run's log holds so far, read incrementally (complete lines only)."""
+    """What a run's log holds so far, read incrementally, each byte once."""
 
     path: Path
-    offset: int = 0  # bytes read and accounted for (always just after a newline)
+    offset: int = 0  # bytes read so far (those of an unfinished last line included)
     answers: set[str] = field(default_factory=set)
     judgments: set[str] = field(default_factory=set)
     failures: set[str] = field(default_factory=set)
@@ -76,6 +110,9 @@ class LogTail:
     ended: bool = False  # the last invocation wrote its end record
     unreadable: int = 0
     inode: int | None = None
+    #: the start of the last line, read before its newline arrived (at most MAX_LINE_BYTES)
+    partial: bytearray = field(default_factory=bytearray, repr=False)
+    partial_cut: bool = False  # the last line is longer than what `partial` keeps
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def poll(self) -> None:
@@ -101,27 +138,54 @@ class LogTail:
             return
         try:
             os.lseek(fd, self.offset, os.SEEK_SET)
-            pending = b""  # the start of a line that goes on in the next chunk
             while chunk := os.read(fd, READ_CHUNK):
-                end = chunk.rfind(b"\n")
-                if end == -1:
-                    pending += chunk
-                    continue
-                consumed = len(pending) + end + 1
-                start = 0
-                if pending:
-                    start = chunk.find(b"\n") + 1
-                    self._line(pending + chunk[: start - 1])
-                self._lines(chunk, start, end)
-                self.offset += consumed
-                pending = chunk[end + 1 :]
+                self.offset += len(chunk)
+                self._chunk(chunk)
         except OSError:
             pass
         finally:
             os.close(fd)
 
+    def _chunk(self, chunk: bytes) -> None:
+        """The lines a chunk ends and begins; what follows its last newline is kept."""
+        start = 0
+        if self.partial or self.partial_cut:
+            first = chunk.find(b"\n")
+            if first == -1:
+                self._keep(chunk)
+                return
+            self._keep(chunk[:first])
+            self._finish_partial()
+            start = first + 1
+        end = chunk.rfind(b"\n")
+        if end >= start:
+            self._lines(chunk, start, end)
+            start = end + 1
+        self._keep(chunk[start:])
+
+    def _keep(self, data: bytes) -> None:
+        """Add the start of an unfinished line to `partial`, up to MAX_LINE_BYTES."""
+        room = MAX_LINE_BYTES - len(self.partial)
+        if len(data) > room:
+            self.partial_cut = True
+        self.partial += data[: max(room, 0)]
+
+    def _finish_partial(self) -> None:
+        """The last line got its newline: read it (a cut line by its start only)."""
+        raw, cut = bytes(self.partial), self.partial_cut
+        self.partial, self.partial_cut = bytearray(), False
+        if not cut:
+            self._line(raw)
+            return
+        head = _HEAD.match(raw)
+        if head is not None and head.group(1) in _KEYED:
+            self._keyed(head)
+        else:
+            self.unreadable += 1  # (a config or end record too long to keep)
+
     def _restart(self, inode: int) -> None:
         self.offset, self.unreadable, self.inode = 0, 0, inode
+        self.partial, self.partial_cut = bytearray(), False
         self.answers, self.judgments, self.failures = set(), set(), set()
         self.config, self.first_ts, self.last_ts, self.ended = None, None, None, False
 
@@ -184,8 +248,8 @@ class LogTail:
             except ValueError:
                 self.unreadable += 1
                 return
-            ts = record.get("ts") if isinstance(record, dict) else None
-            if isinstance(ts, int | float):
+            ts = _number(record.get("ts")) if isinstance(record, dict) else None
+            if ts is not None:
                 self.first_ts = ts if self.first_ts is None else self.first_ts
                 self.last_ts = ts
             if kind == "config":
@@ -225,23 +289,49 @@ def _lock_holder_alive(directory: Path) -> bool:
 
 
 def _cost(usage: Any) -> float | None:
-    """Dollars in a results file's usage block (every `cost_usd` it holds), None if unpriced."""
+    """Dollars in a results file's usage block (every `cost_usd` it holds), None if unpriced
+    (or if any of them is no finite number: a sum with a wrong part is no sum)."""
     total, seen = 0.0, False
     stack = [usage]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
-            cost = value.get("cost_usd")
-            if isinstance(cost, int | float) and not isinstance(cost, bool):
+            if "cost_usd" in value and value["cost_usd"] is not None:
+                cost = _number(value["cost_usd"])
+                if cost is None:
+                    return None
                 total, seen = total + float(cost), True
             stack.extend(v for k, v in value.items() if k != "cost_usd")
-    return round(total, 6) if seen else None
+    return _number(round(total, 6)) if seen else None
 
 
 def _iso(ts: float | None) -> str | None:
+    """A log record's time as ISO 8601 (None when it is no time: out of any calendar)."""
     if ts is None:
         return None
-    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _clean(value: Any, depth: int = 0) -> Any:
+    """A value of a run directory's JSON, safe to show and to send as JSON: a number that is
+    not finite becomes None (JSON has no NaN or Infinity; a browser's JSON.parse refuses
+    them), and nothing nests deeper than a few levels (a counts table is flat)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        if depth >= 4:
+            return None
+        return {str(k): _clean(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return None if depth >= 4 else [_clean(v, depth + 1) for v in value]
+    return value
 
 
 @dataclass
@@ -252,12 +342,20 @@ class RunDir:
     rel: str  # its path relative to that folder ("." for the folder itself)
     path: Path
     tail: LogTail
+    _files: dict[str, _JsonFile] = field(default_factory=dict, repr=False)
+
+    def _json(self, name: str) -> dict[str, Any] | None:
+        found = self._files.get(name)
+        if found is None:
+            found = self._files[name] = _JsonFile(self.path / name)
+        return found.read()
 
     def summary(self) -> dict[str, Any]:
-        """The row of the runs page and of GET /api/runs (read now)."""
+        """The row of the runs page and of GET /api/runs (read now; every value checked:
+        a run directory may hold anything)."""
         self.tail.poll()
-        audit = _read_json_object(self.path / AUDIT_NAME)
-        results = None if audit is not None else _read_json_object(self.path / RESULTS_NAME)
+        audit = self._json(AUDIT_NAME)
+        results = None if audit is not None else self._json(RESULTS_NAME)
         done = audit if audit is not None else results
         config = self.tail.config or {}
         running = bool(self.tail.config is not None and not self.tail.ended) and (
@@ -277,27 +375,28 @@ class RunDir:
         )
         overall = results.get("overall") if results is not None else None
         overalls = _overalls(results)
+        provenance = (results or {}).get("provenance")
         return {
             "root": self.root,
             "path": self.rel,
             "kind": "audit" if audit is not None else "run",
-            "benchmark": (done or {}).get("benchmark") or config.get("benchmark"),
+            "benchmark": _text((done or {}).get("benchmark")) or _text(config.get("benchmark")),
             "model": models[0] if len(models) == 1 else (", ".join(models) or None),
             "models": models,
             "judge": judges[0] if len(judges) == 1 else (", ".join(judges) or None),
             "judges": judges,
-            "judging": config.get("judging")
-            or ((results or {}).get("provenance") or {}).get("judging"),
+            "judging": _text(config.get("judging"))
+            or _text(provenance.get("judging") if isinstance(provenance, dict) else None),
             "state": state,
             "complete": complete,
             "has_results": results is not None,
-            "overall": overall if isinstance(overall, int | float) else None,
-            "overall_ci95": (results or {}).get("overall_ci95"),
+            "overall": _number(overall),
+            "overall_ci95": _interval((results or {}).get("overall_ci95")),
             "overalls": overalls,
             "best": _best(overalls) if len(overalls) > 1 else None,
-            "counts": counts,
-            "started_at": (done or {}).get("started_at") or _iso(self.tail.first_ts),
-            "finished_at": None if running else (done or {}).get("finished_at"),
+            "counts": _clean(counts),
+            "started_at": _text((done or {}).get("started_at")) or _iso(self.tail.first_ts),
+            "finished_at": None if running else _text((done or {}).get("finished_at")),
             "last_activity": _iso(self.tail.last_ts),
             "cost_usd": _cost((results or {}).get("usage")),
         }

@@ -352,13 +352,20 @@ class ScenarioBenchmark(CustomBenchmark):
         def read(reply: str) -> UserTurn:
             from turnbench.engine.user_quality import (
                 ENDED_BEFORE_START,
+                RECITED,
                 check_user_turn,
+                find_recital,
                 parse_end_marker,
             )
 
-            text, ended = parse_end_marker(reply)
+            # a recital of the system message never reaches the model, and an end marker
+            # inside it ends nothing (the facts are the user's to give: never a recital)
+            recital = find_recital(reply, system, user.facts)
+            text, ended = parse_end_marker(recital.text)
             check = check_user_turn(text, list(user.facts), set(), allowed_text=allowed)
             problems = tuple(code for code in check.problems if code != "several_shards")
+            if recital.recited:
+                problems += (RECITED,)
             if ended and not earlier and not text.strip():
                 problems += (ENDED_BEFORE_START,)
             return UserTurn(

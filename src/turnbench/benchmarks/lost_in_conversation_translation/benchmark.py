@@ -344,7 +344,7 @@ class LostInConversationTranslation(Benchmark):
     def _user_ask(self, conversation: Conversation, turn: int, earlier: Sequence[Pair]) -> UserAsk:
         """The request that has the user model write sharded turn `turn`, and how its reply
         is read: the shards it revealed and the rules it broke (`engine.user_quality`)."""
-        from turnbench.engine.user_quality import check_user_turn
+        from turnbench.engine.user_quality import RECITED, check_user_turn, find_recital
 
         texts = self.templates.texts
         chunk = conversation.chunks[turn - 1].shard
@@ -361,13 +361,15 @@ class LostInConversationTranslation(Benchmark):
         allowed = "\n".join(text for key, text in texts.items() if key.startswith("sharded"))
 
         def read(reply: str) -> UserTurn:
-            check = check_user_turn(reply, shards, before, allowed_text=allowed)
+            # (its system message recited never reaches the model; the chunks are its to give)
+            recital = find_recital(reply, texts["user_system"], shards)
+            check = check_user_turn(recital.text, shards, before, allowed_text=allowed)
             return UserTurn(
-                text=reply.strip(),
+                text=recital.text.strip(),
                 revealed=tuple(conversation.chunks[i].shard_id for i in check.revealed),
                 origin="user-model",
                 meta=conversation.meta(),
-                problems=tuple(check.problems),
+                problems=tuple(check.problems) + ((RECITED,) if recital.recited else ()),
             )
 
         return UserAsk(messages=messages, read=read, seed=conversation.seed)
