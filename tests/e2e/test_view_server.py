@@ -25,7 +25,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from tests.annotate_support import HOSTILE, HOSTILE_MODEL, hostile_answers, judge_run
 from tests.conftest import cli_env, run_cli, shared_data_dir
 from tests.e2e.test_report import make_run
-from turnbench.view.app import build_app
+from turnbench.view.app import OPERATOR, build_app
 from turnbench.view.runs import LogTail
 
 
@@ -303,8 +303,20 @@ def test_annotation_routes_are_wired_when_asked(served, tmp_path):
         annotate_run=served / "hostile",
         votes_path=tmp_path / "votes.sqlite",
     )
-    [(status, text, _), (api_status, _, _)] = fetch(app, "/annotate", "/api/runs")
-    assert status == 200 and "Human judging" in text and api_status == 200
+    operator = {"Authorization": f"Bearer {app[OPERATOR]}"}
+
+    async def go() -> tuple[int, str, int, int]:
+        async with TestClient(TestServer(app)) as client:
+            page = await client.get("/annotate")
+            runs = await client.get("/api/runs")
+            as_operator = await client.get("/api/runs", headers=operator)
+            return page.status, await page.text(), runs.status, as_operator.status
+
+    status, text, api_status, operator_status = asyncio.run(go())
+    # the annotators' page works; what names the models is the operator's alone
+    assert status == 200 and "Human judging" in text
+    assert api_status == 403 and operator_status == 200
+    assert "export" not in text  # (the votes export names the models)
     assert (tmp_path / "votes.sqlite").exists()
 
 

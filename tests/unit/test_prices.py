@@ -154,7 +154,7 @@ def test_malformed_user_file_names_file_and_field(tmp_path, content, message):
 
 
 def test_missing_user_file(tmp_path):
-    with pytest.raises(UserError, match="cannot read"):
+    with pytest.raises(UserError, match=r"prices file: .*no such file"):
         load_prices(tmp_path / "nope.json")
 
 

@@ -78,8 +78,8 @@ def read_import(fmt: str, source: Path, options: ImportOptions) -> Imported:
         imported.judge = options.judge_name
     # (the answer sets' model names are checked where every answer set enters: AnswerSet)
     named = {"the judge name": imported.judge, "the model name": imported.model}
-    for what, name in named.items():
-        problem = name_problem(name) if name is not None else None
+    for what, name in named.items():  # (no judge: "", an import of scored conversations)
+        problem = name_problem(name) if name else None
         if problem is not None:
             raise UserError(f"{source}: {what} {name!r} {problem}")
     return imported
