@@ -191,3 +191,34 @@ def test_a_diff_is_capped():
 def test_canonical_is_upstreams_rule():
     value = {"b": [1, 2.5, None, True], "a": "é\u2603", "c": {"z": 1, "y": {}}}
     assert canonical(value) == '{"a":"é☃","b":[1,2.5,null,true],"c":{"y":{},"z":1}}'
+
+
+def _changes() -> list[Callable[[DatabaseState], None]]:
+    def status(value: Any) -> Callable[[DatabaseState], None]:
+        return lambda state: state.edit("b_orders", "#2").__setitem__("status", value)
+
+    return [
+        lambda state: None,
+        status("cancelled"),
+        status(TABLES["b_orders"]["#2"]["status"]),  # a write of what was there
+        lambda state: state.insert("b_orders", "#9", {"status": "new"}),
+        lambda state: state.insert("b_orders", "#9", {"status": "new", "n": 1}),
+        lambda state: state.insert("b_orders", "#9", {"status": "new", "n": 1.0}),
+        lambda state: state.insert("b_orders", "#9", {"n": 1, "status": "new"}),
+    ]
+
+
+def test_same_database_is_the_hash_comparison_the_reward_makes():
+    """The reward compares only the records either state changed; on every pair of these
+    states (1 against 1.0 and key order included) it says what the two hashes say."""
+    base = Database(TABLES)
+    for first in _changes():
+        for second in _changes():
+            one, other = DatabaseState.fresh(base), DatabaseState.fresh(base)
+            first(one)
+            second(other)
+            alike = one.sha256() == other.sha256()
+            assert one.same_database(other) is alike is other.same_database(one)
+            foreign = DatabaseState.fresh(Database(TABLES))  # another base: the hash decides
+            second(foreign)
+            assert one.same_database(foreign) is alike

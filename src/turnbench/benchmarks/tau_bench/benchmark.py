@@ -38,7 +38,7 @@ from turnbench.benchmarks.tau_bench.domain import TauDomain
 from turnbench.benchmarks.tau_bench.options import DEFAULT_MAX_STEPS, TauOptions
 from turnbench.benchmarks.tau_bench.reward import pass_hat_k, pass_hat_k_intervals, reward
 from turnbench.benchmarks.tau_bench.sources import data_files
-from turnbench.benchmarks.tau_bench.tasks import Task, gold_state
+from turnbench.benchmarks.tau_bench.tasks import Task
 from turnbench.benchmarks.tau_bench.user import USER_PROMPT_VERSION, user_ask
 from turnbench.engine.drivers.tool_agent import Scored, ToolAgent, ToolOutcome
 from turnbench.errors import UserError
@@ -121,7 +121,7 @@ class TauTask:
         )
 
     def score(self, state: Any, said_to_user: Sequence[str], ended: str) -> Scored:
-        gold = gold_state(self.domain.base, self.domain.tools, self.task)
+        gold = self.domain.gold(self.task)
         result = reward(state, gold, list(self.task.outputs), list(said_to_user), ended)
         return Scored(
             score=result.reward,
@@ -202,7 +202,7 @@ class TauBench(Benchmark):
         task: Task = sample.source
         needs = self._needs_change.get(int(sample.id))
         if needs is None:
-            gold = gold_state(self.tau.base, self.tau.tools, task)
+            gold = self.tau.gold(task)
             needs = self._needs_change[int(sample.id)] = gold.changed
         return TauTask(self.tau, int(sample.id), task, needs)
 

@@ -276,6 +276,27 @@ class DatabaseState:
             digest.update(chunk)
         return digest.hexdigest()
 
+    def same_database(self, other: DatabaseState) -> bool:
+        """Whether the two states hash alike under upstream's rule (equal canonical texts),
+        comparing only the records either changed: the rest is the shared base, so this
+        costs microseconds where two `sha256` cost milliseconds."""
+        if other.base is not self.base:
+            return self.sha256() == other.sha256()
+        for table in self.base.tables:
+            keys = [*self._changed.get(table, {}), *other._changed.get(table, {})]
+            for key in dict.fromkeys(keys):
+                if self._entry(table, key) != other._entry(table, key):
+                    return False
+        return True
+
+    def _entry(self, table: str, key: str) -> str | None:
+        """The record's canonical text in this state, None where the table has no such key."""
+        changed = self._changed.get(table, {})
+        if key in changed:
+            return canonical(changed[key])
+        base = self.base.tables[table]
+        return canonical(base[key]) if key in base else None
+
     def differs_from_base(self) -> bool:
         """Whether this state's database differs from the base (a write of what was
         there changes nothing)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from turnbench.benchmarks.tau_bench.database import Database, DatabaseState
-from turnbench.benchmarks.tau_bench.tasks import Task, load_tasks
+from turnbench.benchmarks.tau_bench.tasks import Task, gold_state, load_tasks
 from turnbench.benchmarks.tau_bench.tools import ToolSet
 from turnbench.errors import UserError
 from turnbench.safetext import plain
@@ -33,6 +33,7 @@ class TauDomain:
     tools: ToolSet
     base: Database
     tasks: list[Task]
+    _golds: dict[int, tuple[Task, DatabaseState]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, name: str, files: Mapping[str, Path], split: str) -> TauDomain:
@@ -61,6 +62,14 @@ class TauDomain:
 
     def fresh(self) -> DatabaseState:
         return DatabaseState.fresh(self.base)
+
+    def gold(self, task: Task) -> DatabaseState:
+        """The state the task's gold actions lead to, replayed once per task however many
+        trials are scored against it (nobody writes to it: the reward only reads)."""
+        known = self._golds.get(id(task))
+        if known is None or known[0] is not task:
+            known = self._golds[id(task)] = (task, gold_state(self.base, self.tools, task))
+        return known[1]
 
     @property
     def initial_sha256(self) -> str:

@@ -27,7 +27,6 @@ from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.benchmarks.imports import Imported, ImportOptions
 from turnbench.benchmarks.tau_bench.database import DatabaseState
 from turnbench.benchmarks.tau_bench.reward import reward
-from turnbench.benchmarks.tau_bench.tasks import gold_state
 from turnbench.benchmarks.tau_bench.user import user_prompt
 from turnbench.engine.drivers.tool_agent import STEP_LIMIT, TERMINATING_TOOL, USER_STOP
 from turnbench.engine.history import Thread, reply_message
@@ -238,7 +237,7 @@ class _Replay:
                 )
         if ended == CUT_OFF and steps >= benchmark.max_steps:
             ended = STEP_LIMIT
-        gold = gold_state(domain.base, domain.tools, sample.source)
+        gold = domain.gold(sample.source)
         result = reward(state, gold, list(sample.source.outputs), said, ended)
         self.score = result.reward
         records.append(

@@ -1,7 +1,8 @@
 """tau-bench's reward and pass^k, and why a conversation failed.
 
 The reward is upstream's (`tau_bench/envs/base.py`, `calculate_reward`): 1.0 when the final
-database equals the one the task's gold actions produce (the canonical hash) and every
+database equals the one the task's gold actions produce (the canonical hash, compared as
+the canonical texts of the records either state changed: the same test) and every
 required output occurs in some message of the agent to the user, compared as
 `output.lower() in message.lower().replace(",", "")`; else 0.0. A conversation that did not
 end by the user's stop or a terminating tool scores 0.0 whatever its state (upstream computes
@@ -53,7 +54,7 @@ def reward(
     said_to_user: Sequence[str],
     ended: str,
 ) -> RewardResult:
-    db_match = final.sha256() == gold.sha256()
+    db_match = final.same_database(gold)
     missing = [output for output in outputs if not told(output, said_to_user)]
     scored = ended in SCORED_ENDINGS
     return RewardResult(

@@ -1,0 +1,160 @@
+"""tau-bench conversations against scripted fake servers: the performance figures of issue 37.
+
+Two measurements, each through the real CLI (`python -m turnbench ...`) in a child process,
+the fake servers in this one:
+
+1. `run --benchmark tau-bench-airline`, every task x `--simulations K`, the agent played by
+   `PerfectAgent` (the task's gold actions, one tool call per request, then the outputs) and
+   the user by `TauUser`, both answering after `--latency` seconds. Every conversation is in
+   flight at once, so the ideal wall time is the longest conversation's sequential requests
+   (its agent and user requests) x the latency. Printed beside it: the run's `wall_seconds`
+   (the invocation from its config record: preflight, conversations, results), the whole
+   command, the conversations alone (the first request sent to the last conversation
+   scored, read from the log), the latency the client saw, and the client's CPU (the child's
+   user + system time) per conversation step (a request or a tool call).
+2. `import --format tau-bench` of `--trajectories` recorded trajectories (upstream's results
+   file: the gold actions of the airline tasks, round robin, trials numbered per task), each
+   re-scored by replaying its tool calls on a fresh database: the command's wall time.
+
+    TURNBENCH_DATA_DIR=../shared/data python benchmarks/tau_bench_fakes.py --out /tmp/tau-fakes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from turnbench.benchmarks.tau_bench.database import Database
+from turnbench.benchmarks.tau_bench.domain import TABLES
+from turnbench.journal.threads import with_whole_requests
+from turnbench.testing.fake_server import FakeServer
+from turnbench.testing.tau_fakes import PerfectAgent, TauUser, gold_trajectory
+
+
+def turnbench(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "turnbench", *arguments]
+
+
+def child_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(
+    command: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)
+) -> tuple[float, float]:
+    """(wall seconds, the child's CPU seconds) of one command; exits on an unexpected code."""
+    cpu, started = child_cpu(), time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode not in ok:
+        sys.exit(f"exit {done.returncode}: {' '.join(command)}\n{done.stdout}\n{done.stderr}")
+    return wall, child_cpu() - cpu
+
+
+def log_records(out: Path) -> list[dict[str, Any]]:
+    lines = (out / "log.jsonl").read_text("utf-8").splitlines()
+    return list(with_whole_requests(json.loads(line) for line in lines))
+
+
+def conversations(out: Path, data: Path, simulations: int, latency: float, env) -> None:
+    tasks = json.loads((data / "tau_bench" / "airline" / "tasks_test.json").read_text("utf-8"))
+    with (
+        FakeServer(responder=PerfectAgent(tasks), latency=latency) as agent,
+        FakeServer(responder=TauUser(tasks), latency=latency) as user,
+    ):
+        server_cpu = time.process_time()
+        wall, cpu = timed(
+            turnbench(
+                "run", "--benchmark", "tau-bench-airline", "--simulations", str(simulations),
+                "--model", "openai/agent", "--model-base-url", agent.base_url,
+                "--user-model", "openai/user", "--user-base-url", user.base_url,
+                "--concurrency", "1000", "--no-progress", "--out", str(out),
+            ),
+            env,
+        )  # fmt: skip
+        server_cpu = time.process_time() - server_cpu
+        requests = {"agent": len(agent.requests), "user": len(user.requests)}
+    results = json.loads((out / "results.json").read_text("utf-8"))
+    records = log_records(out)
+    sequential: Counter[tuple[Any, Any]] = Counter()
+    tool_steps = 0
+    for record in records:
+        if record["kind"] in ("answer", "user_turn"):
+            sequential[(record["sample_id"], record.get("trial"))] += 1
+        tool_steps += record["kind"] == "step"
+    longest = max(sequential.values())
+    asked = [r for r in records if r["kind"] in ("answer", "user_turn")]
+    first_sent = min(r["ts"] - r["latency_s"] for r in asked)
+    phase = max(r["ts"] for r in records if r["kind"] == "sample") - first_sent
+    latencies = sorted(r["latency_s"] for r in asked)
+    ideal = longest * latency
+    steps = sum(requests.values()) + tool_steps
+    print(f"conversations: {len(tasks)} airline tasks x {simulations} trials, "
+          f"{latency * 1000:.0f} ms per answer")  # fmt: skip
+    print(f"  requests: agent {requests['agent']}, user {requests['user']}; "
+          f"tool steps {tool_steps}")  # fmt: skip
+    print(f"  overall {results['overall']}, pass_hat_k {results['pass_hat_k']}")
+    print(
+        f"  ideal {ideal:.2f} s (the longest conversation: {longest} sequential requests); "
+        f"wall_seconds {results['wall_seconds']:.2f} s "
+        f"(x{results['wall_seconds'] / ideal:.2f} of ideal); whole command {wall:.2f} s"
+    )
+    print(
+        f"  the conversations (first request sent to last conversation scored) {phase:.2f} s "
+        f"(x{phase / ideal:.2f} of ideal); a request's latency as the client saw it: median "
+        f"{latencies[len(latencies) // 2] * 1000:.0f} ms, "
+        f"p90 {latencies[len(latencies) * 9 // 10] * 1000:.0f} ms"
+    )
+    print(f"  client CPU {cpu:.2f} s: {cpu / steps * 1000:.2f} ms per step ({steps} steps); "
+          f"the fake servers' CPU {server_cpu:.2f} s")  # fmt: skip
+
+
+def rescoring(out: Path, data: Path, count: int, env) -> None:
+    root = data / "tau_bench" / "airline"
+    base = Database.load({t: root / f"{t}.json" for t in TABLES["airline"]})
+    task_count = len(json.loads((root / "tasks_test.json").read_text("utf-8")))
+    entries = [
+        gold_trajectory(data, "airline", n % task_count, trial=n // task_count, base=base)
+        for n in range(count)
+    ]
+    source = out.with_suffix(".json")
+    source.write_text(json.dumps(entries), "utf-8")
+    wall, cpu = timed(
+        turnbench("import", "--format", "tau-bench", "--benchmark", "tau-bench-airline",
+                  str(source), "--out", str(out)),
+        env,
+        ok=(0, 1),  # (1: tasks with fewer trials than others are incomplete)
+    )  # fmt: skip
+    samples = [r for r in log_records(out) if r["kind"] == "sample"]
+    rewards = Counter(r["reward"] for r in samples)
+    print(f"re-scoring: {count} recorded trajectories ({source.stat().st_size / 1e6:.1f} MB)")
+    print(f"  conversations scored {len(samples)}, rewards {dict(rewards)}")
+    print(f"  whole command {wall:.2f} s, CPU {cpu:.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="A new folder for the runs.")
+    parser.add_argument("--simulations", type=int, default=4)
+    parser.add_argument("--latency", type=float, default=0.05, help="Seconds per answer.")
+    parser.add_argument("--trajectories", type=int, default=200)
+    args = parser.parse_args()
+    data = Path(os.environ.get("TURNBENCH_DATA_DIR", "../shared/data"))
+    env = dict(os.environ, TURNBENCH_DATA_DIR=str(data))
+    env.setdefault("OPENAI_API_KEY", "unused")
+    args.out.mkdir(parents=True, exist_ok=False)
+    conversations(args.out / "run", data, args.simulations, args.latency, env)
+    rescoring(args.out / "imported", data, args.trajectories, env)
+
+
+if __name__ == "__main__":
+    main()
