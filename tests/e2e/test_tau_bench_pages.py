@@ -64,6 +64,7 @@ def test_the_viewer_shows_a_failed_conversation_with_its_tool_calls_and_diff(tau
     (status, run), (shown, page) = fetch(app, "/run/0/tau", "/conversation/0/tau?sample=0")
     assert status == shown == 200
     assert 'href="/conversation/0/tau?sample=0"' in run
+    assert "no judge" in run and "no judge" in page and "judge ?" not in page  # (computed)
     # the transcript in the order it was held: user, the tool call (folded), agent, user
     assert_transcript(page)
 
@@ -93,8 +94,12 @@ def test_the_report_lists_the_failure_with_why_and_holds_its_transcript(tau_run,
     page = out.read_text("utf-8")
     assert "tau-bench-airline: conversations" in page and "0 of 1 conversation passed" in page
     # the failure's line: why, linked to its transcript in the same file
-    assert 'href="#conversation-1-0-0"' in page and 'id="conversation-1-0-0"' in page
+    assert 'href="#conversation-1-0-0"' in page
+    assert '<details class="transcript" id="conversation-1-0-0" open>' in page  # (a failure)
     assert "database differs from the gold state" in page
     assert "pass^k" in page and "none (scored by the benchmark)" in page
     assert "Judge diagnostics" not in page  # (no judge took part)
+    assert "no judge (scored by the benchmark)</li>" in page
+    # what each role spent: the agent's answers and the simulated user's turns
+    assert '<td class="text">answers</td>' in page and '<td class="text">user turns</td>' in page
     assert_transcript(page)

@@ -125,9 +125,14 @@ def shown(transcript: Transcript, label: str) -> dict[str, Any]:
     }
 
 
+#: failed conversations drawn open at the top of the report's transcripts
+OPEN_FAILED = 3
+
+
 def transcripts_body(entries: list[Entry], budget: int) -> Markup:
-    """Every conversation of the entries scored whole, failed first, each folded, until
-    `budget` bytes of markup; the rest counted."""
+    """Every conversation of the entries scored whole, failed first, each folded (the first
+    OPEN_FAILED failures drawn open, so the report shows a failure's why without a click),
+    until `budget` bytes of markup; the rest counted."""
     whole = scored_whole(entries)
     draw = macro("transcript.html", "transcript")
     items: list[tuple[bool, int, Entry, SampleDone]] = [
@@ -140,7 +145,8 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
     used = 0
     left_out = 0
     held: dict[int, dict[tuple[str, int | None], Transcript]] = {}
-    for _passed_too, number, entry, done in items:
+    opened = 0
+    for passed, number, entry, done in items:
         if used >= budget:
             left_out += 1
             continue
@@ -150,7 +156,9 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
         if transcript is None:
             continue
         anchored = anchor(number, transcript.sample, done.trial)
-        markup = str(draw(shown(transcript, entry.label), anchored))
+        is_open = not passed and opened < OPEN_FAILED
+        opened += is_open
+        markup = str(draw(shown(transcript, entry.label), anchored, is_open))
         parts.append(markup)
         used += len(markup)
     return render("transcripts.html", body=Markup("".join(parts)), left_out=left_out)

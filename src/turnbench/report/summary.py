@@ -88,7 +88,7 @@ def _provenance_rows(runs: list[Run]) -> list[list[object]]:
         rows.append(
             [
                 run.label,
-                run.judge,
+                run.judge or "–",
                 _parser(prov),
                 Lines(versions) if versions else "–",
                 _sampling(prov.judge_sampling),
@@ -110,7 +110,7 @@ def _spending_rows(runs: list[Run]) -> list[list[object]]:
     """Tokens and dollars per run and role, from the results' `usage`."""
     rows: list[list[object]] = []
     for run in runs:
-        for role, name in (("model", "answers"), ("judge", "judgments")):
+        for role, name in (("model", "answers"), ("user", "user turns"), ("judge", "judgments")):
             usage = run.typed.usage.get(role)
             if usage is None or not usage.requests_logged:
                 continue
