@@ -321,10 +321,11 @@ def _text(value: Any) -> str | None:
 
 def _clean(value: Any, depth: int = 0) -> Any:
     """A value of a run directory's JSON, safe to show and to send as JSON: a number that is
-    not finite becomes None (JSON has no NaN or Infinity; a browser's JSON.parse refuses
-    them), and nothing nests deeper than a few levels (a counts table is flat)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
+    not finite (or an integer no float holds) becomes None (JSON has no NaN or Infinity; a
+    browser's JSON.parse refuses them), and nothing nests deeper than a few levels (a counts
+    table is flat)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _number(value)  # (an integer too large for a float: None too)
     if isinstance(value, dict):
         if depth >= 4:
             return None
@@ -403,10 +404,15 @@ class RunDir:
 
 
 def _number(value: Any) -> float | None:
-    """A finite number from a results file, else None (a file may hold NaN or `true`)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return value
-    return None
+    """A finite number from a results file, else None (a file may hold NaN, `true`, or an
+    integer of hundreds of digits: no float holds it, math.isfinite raises OverflowError on
+    it, and a browser's JSON.parse reads it as Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:
+        return None
 
 
 def _interval(value: Any) -> list[float] | None:

@@ -24,7 +24,7 @@ from turnbench.benchmarks.structflowbench.data import Dialogue, signature
 from turnbench.benchmarks.structflowbench.prompts import judge_message
 from turnbench.benchmarks.structflowbench.scoring import turn_metrics
 from turnbench.errors import UserError
-from turnbench.textio import ErrorCollector, read_json
+from turnbench.textio import ErrorCollector, open_input, read_json
 
 SUFFIX = "_evaluate.json"
 #: who judged: the files do not say; they come from the reference tool's evaluate.py
@@ -44,7 +44,12 @@ def model_name(path: Path) -> str:
 
 
 def evaluation_files(source: Path) -> list[Path]:
-    if source.is_file():
+    """The evaluation files `source` names: the *_evaluate.json files of a folder, or
+    `source` itself. Anything but a folder is checked as an input file first (a device such
+    as /dev/zero, a pipe or a file over the size limit is one UserError naming it, not a
+    NotADirectoryError traceback from listing it as a folder)."""
+    if not source.is_dir():
+        open_input(source).close()
         return [source]
     files = sorted(p for p in source.iterdir() if p.is_file() and p.name.endswith(SUFFIX))
     if not files:
