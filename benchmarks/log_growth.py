@@ -92,8 +92,7 @@ def main() -> None:
             for turns in args.turns:
                 logged = run(turns, size, src, Path(folder))
                 print(
-                    f"  {turns:>5} {logged:>12,} {logged // turns:>12,} "
-                    f"{logged // turns**2:>13,}"
+                    f"  {turns:>5} {logged:>12,} {logged // turns:>12,} {logged // turns**2:>13,}"
                 )
 
 

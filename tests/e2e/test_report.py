@@ -446,9 +446,7 @@ TEMPLATE_SYNTAX = "{{ 7 * 7 }} {% for x in range(3) %}{{ x }}{% endfor %} {# hid
 SHOWN_SYNTAX = TEMPLATE_SYNTAX  # (no entity in it: its characters are all text)
 
 
-def test_template_syntax_and_markup_in_answers_replies_and_the_title_are_text(
-    report_env, tmp_path
-):
+def test_template_syntax_and_markup_in_answers_replies_and_the_title_are_text(report_env, tmp_path):
     """The report is rendered by autoescaped jinja2 templates: an answer or a judge reply
     holding template syntax and markup is shown as those characters, never run as a
     template or parsed as markup; so is a title given on the command line."""

@@ -30,9 +30,7 @@ def import_(
     ],
     fmt: Annotated[
         str,
-        typer.Option(
-            "--format", "-f", help="fastchat, structflowbench, tau-bench, csv or jsonl."
-        ),
+        typer.Option("--format", "-f", help="fastchat, structflowbench, tau-bench, csv or jsonl."),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     judge_name: Annotated[

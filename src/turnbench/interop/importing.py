@@ -184,9 +184,7 @@ def write_conversations(
         log.sync()
         notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
         results = results_json(
-            build_results(
-                work, config, log.index, when=timing(log.index, finished), notes=notes
-            )
+            build_results(work, config, log.index, when=timing(log.index, finished), notes=notes)
         )
         write_results(log.directory, results)
     return results

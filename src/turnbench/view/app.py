@@ -305,9 +305,7 @@ def templates() -> Environment:
 def _shown_number(value: Any) -> bool:
     """A value the templates format as a number: a finite int or float (not a bool, not
     text: a results file may hold anything)."""
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def build_app(
