@@ -49,45 +49,25 @@ class TalkPast:
         model_thread, user_thread = Thread(), Thread()
         for turn in range(1, ROUNDS + 1):
             answer = await ctx.answer(
-                key=answer_key(model, sample.id, turn),
-                model=model,
-                sample=sample,
-                turn=turn,
+                key=answer_key(model, sample.id, turn), model=model, sample=sample, turn=turn,
                 messages=_side(f"You only ever talk about {mine}.", user_said, model_said),
-                params=RequestParams(max_tokens=64),
-                thread=model_thread,
+                params=RequestParams(max_tokens=64), thread=model_thread,
             )
             if answer is None:
                 return  # (failed: pending, asked again on resume)
             model_said.append(answer.text)
-            ask = UserAsk(
-                _side(f"You only ever talk about {theirs}.", model_said, user_said[1:]),
-                read=lambda text: UserTurn(text=text.strip(), origin="user-model"),
-            )
-            user = await ctx.ask_user(
-                key=user_turn_key(model, sample.id, turn),
-                model=model,
-                sample=sample,
-                turn=turn,
-                ask=ask,
-                thread=user_thread,
-            )
+            ask = UserAsk(_side(f"You only ever talk about {theirs}.", model_said, user_said[1:]),
+                          read=lambda text: UserTurn(text=text.strip(), origin="user-model"))
+            user = await ctx.ask_user(key=user_turn_key(model, sample.id, turn), model=model,
+                                      sample=sample, turn=turn, ask=ask, thread=user_thread)
             if user is None:
                 return
             user_said.append(user.text)
         listened = any(theirs.lower() in said.lower() for said in model_said)
-        ctx.record_sample(
-            SampleRecord(
-                key=sample_key(model, sample.id, 0),
-                model=model,
-                sample_id=sample.id,
-                trial=0,
-                score=float(listened),
-                ended="rounds",
-                steps=2 * ROUNDS,
-                detail={"listened": listened},
-            )
-        )
+        ctx.record_sample(SampleRecord(
+            key=sample_key(model, sample.id, 0), model=model, sample_id=sample.id, trial=0,
+            score=float(listened), ended="rounds", steps=2 * ROUNDS, detail={"listened": listened},
+        ))
 
     def estimate(self, plan: Plan, sizing: Sizing) -> None:
         for _ in range(len(plan.jobs) * ROUNDS):
