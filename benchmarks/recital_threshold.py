@@ -16,6 +16,11 @@ reads them) is counted:
   ...", "What you want: ...", the rules), against itself.
 
     python benchmarks/recital_threshold.py [--data-dir /work/shared/data]
+
+It takes seconds: people's turns are compared with every system message at once through an
+index of the messages' word n-grams (`NGramIndex`, checked against the check's own
+`RecitalSource.longest` on a sample of turns), and each system message is indexed once for
+the texts compared with it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from turnbench.benchmarks.custom.benchmark import scenario_prompts
-from turnbench.engine.user_quality import RECITAL_WORDS, RecitalSource, longest_recited_run
+from turnbench.engine.user_quality import RECITAL_WORDS, RecitalSource, recital_words
 
 SEPARATOR = "qqseparatorqq"  # (a word no text holds: no run crosses two system messages)
 _FACT = re.compile(r"#W\d+|\b[a-z]+_[a-z]+_\d{4}\b|\b\d{5}\b|\b[A-Z0-9]{6}\b")
@@ -37,6 +42,34 @@ _FIRST_PERSON = [
     (r"\byou'd\b", "I'd"), (r"\byou'll\b", "I'll"), (r"\byourself\b", "myself"),
     (r"\byour\b", "my"), (r"\byou\b", "I"),
 ]  # fmt: skip
+
+
+class NGramIndex:
+    """Every run of n consecutive words of one long text, by n, each size built when first
+    needed: the longest run a short text shares with it is the largest n for which one of
+    its n-word runs is in the index (a shared run of n words holds shared runs of every
+    smaller size, so counting up from 1 stops exactly there). Linear in each text compared,
+    where `RecitalSource.longest` visits every occurrence of each word (thousands for "you"
+    in 685 system messages)."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self.grams: dict[int, set[tuple[str, ...]]] = {}
+
+    def _of_size(self, size: int) -> set[tuple[str, ...]]:
+        if size not in self.grams:
+            words = self.words
+            self.grams[size] = {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+        return self.grams[size]
+
+    def longest(self, said: list[str]) -> int:
+        size = 0
+        while size < len(said):
+            grams = self._of_size(size + 1)
+            if not any(tuple(said[i : i + size + 1]) in grams for i in range(len(said) - size)):
+                break
+            size += 1
+        return size
 
 
 def tau_instructions(data: Path) -> list[str]:
@@ -112,18 +145,22 @@ def main() -> None:
         pieces.append(f"Who you are: {persona}\nWhat you want: {goal}\nWhat you know")
     every = f" {SEPARATOR} ".join(pieces)
     # (no fact cut out: a fact would only shorten a run, so these lengths are upper bounds)
-    source = RecitalSource(every)
-    people = [source.longest(turn) for turn in people_turns(args.data_dir)]
+    index = NGramIndex(recital_words(every))
+    turns = people_turns(args.data_dir)
+    people = [index.longest(recital_words(turn)) for turn in turns]
+    source = RecitalSource(every)  # (the check's own count, on every 20th turn: the same)
+    assert all(source.longest(turn) == people[i] for i, turn in enumerate(turns) if i % 20 == 0)
     show("MT-Bench-101 user turns against every system message", people)
+    sources = [RecitalSource(system, facts) for system, facts, _ in made]  # (each indexed once)
     stated = [
-        longest_recited_run(first_person(sentence), system, facts)
-        for system, facts, sentences in made
+        source.longest(first_person(sentence))
+        for source, (_, _, sentences) in zip(sources, made, strict=True)
         for sentence in sentences[1:]
     ]
     show("goal sentences in the first person against their system message", stated)
     rules = prompts["system"].split("\n\n")[-1]
     parts: dict[str, list[int]] = {"whole": [], "persona": [], "goal": [], "rules": []}
-    for system, facts, sentences in made:
+    for source, (system, _, sentences) in zip(sources, made, strict=True):
         persona, goal = sentences[0], " ".join(sentences[1:]) or sentences[0]
         shown = {
             "whole": "My instructions are: " + system,
@@ -132,7 +169,7 @@ def main() -> None:
             "rules": rules,
         }
         for name, text in shown.items():
-            parts[name].append(longest_recited_run(text, system, facts))
+            parts[name].append(source.longest(text))
     for name, lengths in parts.items():
         show(f"recital of the {name} system message" if name == "whole" else
              f"recital of the {name} (with its label)", lengths)  # fmt: skip

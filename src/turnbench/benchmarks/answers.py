@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from turnbench.benchmarks.datafiles import sha256_file
 from turnbench.errors import UserError
 from turnbench.journal.runlog import LOG_NAME, read_records
+from turnbench.safetext import name_problem, plain
 from turnbench.samples import AnswerSet, Sample
 from turnbench.textio import ErrorCollector, read_jsonl, validate_row
 from turnbench.types import AnswerRecord, SampleId
@@ -60,10 +61,20 @@ def is_model_folder(path: Path) -> bool:
 
 def answer_model_name(path: Path) -> str:
     """The model an answer file holds: named after the file, or after its folder when the
-    file is a fork's `MODEL/results.jsonl` (every model's file has that name)."""
+    file is a fork's `MODEL/results.jsonl` (every model's file has that name).
+
+    A name `name_problem` refuses (an invisible character, a bidi mark) is refused here,
+    before the file is read: the readers call this first, so a user renaming the file learns
+    it at once, not after fixing every row (`AnswerSet` checks again, for every source)."""
     if path.name == PER_MODEL_FILE and path.parent.name not in ("", ".", ".."):
-        return path.parent.name
-    return path.stem
+        name = path.parent.name
+    else:
+        name = path.stem
+    problem = name_problem(name)
+    if problem is not None:
+        where = plain(str(path), keep_newlines=False)
+        raise UserError(f"{where}: the model name {name!r} (from the file's name) {problem}")
+    return name
 
 
 def answer_sources(path: Path | Sequence[Path]) -> list[Path]:
@@ -202,6 +213,7 @@ def load_turn_answers(
     for (its judged turns; with self history, every turn the model is asked, since later
     turns are judged after the model's own earlier answers).
     """
+    model = answer_model_name(path)  # (first: a refused name is told before any row)
     collector = ErrorCollector(path)
     turns: dict[SampleId, dict[int, str]] = {}
     seen: dict[tuple[SampleId, int], int] = {}
@@ -241,6 +253,4 @@ def load_turn_answers(
     if missing:
         collector.add(None, f"no answers for {missing}")
     collector.raise_if_any()
-    return AnswerSet(
-        model=answer_model_name(path), path=path, sha256=sha256_file(path), turns=turns
-    )
+    return AnswerSet(model=model, path=path, sha256=sha256_file(path), turns=turns)

@@ -51,27 +51,30 @@ Recited instructions. A user model may recite its own system message ("My instru
 are: You play a user... Who you are: ... What you want: ..."): the model under test would
 then read the persona, the goal and the rules it must never see. `find_recital` finds every
 run of at least RECITAL_WORDS consecutive words of the instructions repeated verbatim
-(words as for `tau_bench`'s leak check: runs of letters and digits, case-folded, so
-punctuation and markup between them do not matter). The facts the user is meant to share
-when asked (`shared`: an order number, a date) are cut out of the instructions first, so
-giving one, however long, is never a recital; an end marker inside a recited span is part
+(words: runs of letters and digits, case-folded, HTML and XML tags skipped, so punctuation,
+Markdown and tags between them do not matter). The facts the user is meant to share when
+asked (`shared`: an order number, a date) are cut out of the instructions first, so giving
+one, however long, is never a recital; an end marker inside a recited span is part
 of the recital and ends nothing. The recited spans are replaced by RECITAL_MARK before the
 text is sent (the turn is counted under "recited_instructions" and, with --strict-user,
 asked again).
 
-Why RECITAL_WORDS = 12, measured with `python benchmarks/recital_threshold.py` on realistic
-text: the scenario user's system message made from each of tau-bench's 685 task
-instructions (its first sentence the persona, the rest the goal, its ids and zip codes the
-facts). Chance: none of the 4,208 user turns of MT-Bench-101 (people writing about other
-things) repeats more than 5 consecutive words of any of them (99% at most 3). Recitals: the
-whole system message and its rules alone (58 words in one run) are flagged every time, the
-goal with its label 75%, the persona with its label 87% (a short persona and its label are
-13 words: a threshold of 14 would catch 43%). A user stating its goal in its own voice
-(each instruction sentence turned into the first person): 34% of the sentences repeat 12
-or more words verbatim and are flagged, as upstream's rules would have it (tau-bench's own
-leak check counts from 10); a threshold of 16 would still flag 22% and miss most persona
-recitals, one of 10 would flag 41%. Tests hold both sides (a shared order number and a goal
-in a user's own words pass, a recital of any part is caught).
+Why RECITAL_WORDS = 12, measured with `python benchmarks/recital_threshold.py` (its output,
+2026-12-05, every figure below): the scenario user's system message made from each of
+tau-bench's 685 task instructions (its first sentence the persona, the rest the goal, its ids
+and zip codes the facts). Chance: none of the 4,208 user turns of MT-Bench-101 (people
+writing about other things) repeats more than 5 consecutive words of any of them (99% at
+most 3), so none is flagged at any threshold from 8 to 20. Recitals: the whole system
+message and its rules alone (58 words in one run, or more) are flagged every time, the goal
+with its label 75%, the persona with its label 87% (a short persona and its label are 13
+words: a threshold of 14 would catch 43%). A user stating its goal in its own voice (each of
+the 2,012 goal sentences turned into the first person): 34% repeat 12 or more words
+verbatim and are flagged, as upstream's user prompt would have it ("Do not repeat the exact
+instruction in the conversation", prompts/tau_bench_user.json); a threshold of 16 would
+still flag 22% and miss most persona recitals (it catches 43% of them), one of 10 would flag
+41%. tests/unit/test_recital.py holds both sides: a shared fact, however long, and a goal in
+a user's own words pass; the whole message, the rules, and the persona with its label are
+caught.
 """
 
 from __future__ import annotations
@@ -121,8 +124,12 @@ EndReason = Literal["goal_met", "abandoned"]
 END_MARKERS: dict[str, EndReason] = {GOAL_MET: "goal_met", GIVE_UP: "abandoned"}
 
 _WORDS = re.compile(r"[^\W\d_]+|\d+")
-# a word of the recital check: letters and digits together ("4417", "w2378156", "user's")
-_RECITAL_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# a word of the recital check: letters and digits together ("4417", "w2378156", "user's");
+# an HTML or XML tag is matched first and skipped, so that "<b>Who</b> you <i>are</i>"
+# is the run "who you are" (its "b" and "i" would otherwise be words breaking the run)
+_RECITAL_WORD = re.compile(
+    r"</?[A-Za-z][\w:-]{0,30}(?:\s[^<>]{0,200})?/?>|(?P<word>[^\W_]+(?:['’][^\W_]+)*)"
+)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _END = re.compile(r"\[\[\s{0,3}(GOAL[\s_]{0,3}MET|GIVE[\s_]{0,3}UP)\s{0,3}\]\]", re.IGNORECASE)
 
@@ -322,7 +329,19 @@ class Recital(BaseModel):
 
 
 def _recital_words(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(0).casefold(), m.start(), m.end()) for m in _RECITAL_WORD.finditer(text)]
+    """(word, start, end) of every word of `text`, case-folded; tags are not words."""
+    return [
+        (m.group("word").casefold(), m.start(), m.end())
+        for m in _RECITAL_WORD.finditer(text)
+        if m.group("word") is not None
+    ]
+
+
+def recital_words(text: str) -> list[str]:
+    """The words of `text` as the recital check reads them: runs of letters and digits,
+    case-folded, tags skipped (for a measurement that must count as the check does:
+    benchmarks/recital_threshold.py)."""
+    return [word for word, _, _ in _recital_words(text)]
 
 
 def _source_words(instructions: str, shared: Sequence[str]) -> list[str | None]:
@@ -370,7 +389,7 @@ class RecitalSource:
 
     def longest(self, text: str) -> int:
         """The most consecutive words of the instructions `text` repeats verbatim."""
-        said = [word for word, _, _ in _recital_words(text)]
+        said = recital_words(text)
         return max((last - first + 1 for first, last in self.runs(said)), default=0)
 
 
@@ -386,7 +405,7 @@ def recited_runs(
     """Word index ranges [first, last] of `text` that repeat at least `min_words`
     consecutive words of `instructions` (the shared facts cut out), merged where they
     overlap."""
-    said = [word for word, _, _ in _recital_words(text)]
+    said = recital_words(text)
     runs = sorted(
         (first, last)
         for first, last in RecitalSource(instructions, shared).runs(said)

@@ -91,6 +91,7 @@ def load_references(path: Path, questions: dict[int, Question]) -> dict[int, lis
 def load_answer_set(path: Path, questions: dict[int, Question], planned: list[int]) -> AnswerSet:
     """One FastChat answer file; the model is named after the file (FastChat's rule), or
     after its folder for a fork's `MODEL/results.jsonl`."""
+    model = answer_model_name(path)  # (first: a refused name is told before any row)
     collector = ErrorCollector(path)
     answers: dict[int, dict[int, str]] = {}
     rows = load_answer_rows(path, collector)
@@ -122,6 +123,4 @@ def load_answer_set(path: Path, questions: dict[int, Question], planned: list[in
         shown = ", ".join(map(str, missing[:12])) + (" ..." if len(missing) > 12 else "")
         collector.add(None, f"no answers for {len(missing)} planned question(s): {shown}")
     collector.raise_if_any()
-    return AnswerSet(
-        model=answer_model_name(path), path=path, sha256=sha256_file(path), turns=dict(answers)
-    )
+    return AnswerSet(model=model, path=path, sha256=sha256_file(path), turns=dict(answers))
