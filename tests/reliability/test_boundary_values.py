@@ -174,7 +174,7 @@ def test_answer_file_named_with_a_newline_is_refused(env, tmp_path, data_dir):
     shutil.copy(data_dir / "mt_bench/model_answer/alpaca-13b.jsonl", folder / "evil\nmodel.jsonl")
     args = ["judge", "--answers", str(folder), "--judge", JUDGE_SPEC, "--judge-base-url", NOWHERE]
     done = run_cli([*args, "--limit", "1", "--out", str(tmp_path / "run")], env)
-    refused(done, "the model name 'evil\\nmodel' holds the control character U+000A")
+    refused(done, "the model name 'evil\\nmodel'", "holds the control character U+000A")
     assert done.stderr.count("\n") == 1  # the message itself is on one line
 
 
