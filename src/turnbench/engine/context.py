@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -271,36 +271,28 @@ class RunContext:
         sample's job is asking for) share the one request: the second gets its answer or its
         error; if the first caller is cancelled, the second asks for the answer itself."""
         record = await self._shared_answer(
-            key=key,
-            model=model,
-            sample=sample,
-            turn=turn,
-            messages=messages,
-            params=params,
-            arm=arm,
-            meta=meta,
-            trial=trial,
-            thread=thread,
+            key,
+            lambda: self._request_answer(
+                key=key,
+                model=model,
+                sample=sample,
+                turn=turn,
+                messages=messages,
+                params=params,
+                arm=arm,
+                meta=meta,
+                trial=trial,
+                thread=thread,
+            ),
         )
         if record is not None and thread is not None:
             thread.logged(key, messages, reply_message(record.text, record.tool_calls))
         return record
 
     async def _shared_answer(
-        self,
-        *,
-        key: str,
-        model: str,
-        sample: Sample,
-        turn: int,
-        messages: list[Message],
-        params: RequestParams,
-        arm: str | None,
-        meta: Mapping[str, object] | None,
-        trial: int | None,
-        thread: Thread | None,
+        self, key: str, request: Callable[[], Awaitable[AnswerRecord | None]]
     ) -> AnswerRecord | AnswerDone | None:
-        """The answer of `key`, asked once however many callers want it at once."""
+        """The answer of `key`, asked once (`request`) however many callers want it at once."""
         while True:
             cached = self.done.get(key)
             if isinstance(cached, AnswerDone):
@@ -319,18 +311,7 @@ class RunContext:
         future = asyncio.get_running_loop().create_future()
         self._answering[key] = future
         try:
-            record = await self._request_answer(
-                key=key,
-                model=model,
-                sample=sample,
-                turn=turn,
-                messages=messages,
-                params=params,
-                arm=arm,
-                meta=meta,
-                trial=trial,
-                thread=thread,
-            )
+            record = await request()
         except asyncio.CancelledError:
             future.cancel()
             raise
