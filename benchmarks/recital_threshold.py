@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(os.environ.get("TURNBENCH_DATA_DIR", "/work/shared/data")),
+        default=Path(os.environ.get("TURNBENCH_DATA_DIR", "../shared/data")),
         help="the benchmark data folder (tau_bench/ and mt_bench_101/)",
     )
     args = parser.parse_args()

@@ -95,9 +95,19 @@ def run_cli_process(
     env: dict[str, str],
     timeout: float = 300,
     cwd: Path | None = None,
+    memory_cap: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """The real CLI in a child process, as a user would run it (`python -m turnbench`, so
-    the working directory `cwd` is on its import path, as it is for a user)."""
+    the working directory `cwd` is on its import path, as it is for a user). `memory_cap`:
+    the child's address space in bytes, so that an unbounded read fails with MemoryError
+    instead of filling the machine."""
+
+    def cap_memory() -> None:
+        import resource
+
+        assert memory_cap is not None
+        resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
+
     return subprocess.run(
         [sys.executable, "-m", "turnbench", *args],
         env=env,
@@ -105,6 +115,7 @@ def run_cli_process(
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=cap_memory if memory_cap is not None else None,
         check=False,
     )
 

@@ -13,35 +13,20 @@ command stops at its input).
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, shared_data_dir
+from tests.conftest import cli_env, run_cli_process, shared_data_dir
 from turnbench.textio import MAX_INPUT_BYTES
 
 NOWHERE = "http://127.0.0.1:9/v1"  # (never contacted: the input is refused first)
 MEMORY_CAP = 3 << 30  # address space of the CLI's process: far above its needs
 
 
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
 def bounded_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "turnbench", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_cap_memory,
-        check=False,
-    )
+    return run_cli_process(args, env, timeout=120, cwd=cwd, memory_cap=MEMORY_CAP)
 
 
 def answers_file(name: str = "vicuna-13b-v1.3") -> str:
