@@ -159,3 +159,14 @@ def test_the_real_viewer_serves_every_hostile_run_at_once(good_run, tmp_path_fac
     assert "Infinity" not in body and "NaN" not in body
     check_listing(strict_json(body), good_run, names)
     assert "Traceback" not in view.errors, view.errors[-3000:]
+
+
+def test_the_page_filters_show_a_number_no_float_holds_as_missing():
+    """The templates' `num` and `ci` filters meet values a page passes on from a run
+    directory: a 400-digit integer, NaN, a bool or text is "–", never an OverflowError."""
+    from turnbench.view.app import templates
+
+    num, ci = templates().filters["num"], templates().filters["ci"]
+    for value in (int(BIG), math.nan, math.inf, True, "0.5", None):
+        assert num(value) == "–" and ci([0.1, value]) == "–"
+    assert num(2.5) == "2.50" and num(3, 1) == "3.0" and ci([0.1, 0.25]) == "[0.10, 0.25]"

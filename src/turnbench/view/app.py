@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import secrets
 import threading
 from collections.abc import Awaitable, Callable
@@ -38,7 +37,7 @@ from turnbench.report.markup import long_text
 from turnbench.report.templating import TEMPLATES as REPORT_TEMPLATES
 from turnbench.view.hosts import LOOPBACK, Hosts, host_middleware
 from turnbench.view.pages import RunCache
-from turnbench.view.runs import RunDir, RunFinder
+from turnbench.view.runs import RunDir, RunFinder, finite_number
 from turnbench.view.static import static_route
 from turnbench.view.tokens import TOKEN_COOKIE, offered_token, same_token
 
@@ -293,19 +292,13 @@ def templates() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["long_text"] = long_text
-    env.filters["num"] = lambda v, d=2: f"{v:.{d}f}" if _shown_number(v) else "–"
+    env.filters["num"] = lambda v, d=2: "–" if finite_number(v) is None else f"{v:.{d}f}"
     env.filters["ci"] = lambda v: (
         f"[{v[0]:.2f}, {v[1]:.2f}]"
-        if isinstance(v, list | tuple) and len(v) == 2 and all(map(_shown_number, v))
+        if isinstance(v, list | tuple) and len(v) == 2 and None not in map(finite_number, v)
         else "–"
     )
     return env
-
-
-def _shown_number(value: Any) -> bool:
-    """A value the templates format as a number: a finite int or float (not a bool, not
-    text: a results file may hold anything)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def build_app(

@@ -248,7 +248,7 @@ class LogTail:
             except ValueError:
                 self.unreadable += 1
                 return
-            ts = _number(record.get("ts")) if isinstance(record, dict) else None
+            ts = finite_number(record.get("ts")) if isinstance(record, dict) else None
             if ts is not None:
                 self.first_ts = ts if self.first_ts is None else self.first_ts
                 self.last_ts = ts
@@ -297,12 +297,12 @@ def _cost(usage: Any) -> float | None:
         value = stack.pop()
         if isinstance(value, dict):
             if "cost_usd" in value and value["cost_usd"] is not None:
-                cost = _number(value["cost_usd"])
+                cost = finite_number(value["cost_usd"])
                 if cost is None:
                     return None
                 total, seen = total + float(cost), True
             stack.extend(v for k, v in value.items() if k != "cost_usd")
-    return _number(round(total, 6)) if seen else None
+    return finite_number(round(total, 6)) if seen else None
 
 
 def _iso(ts: float | None) -> str | None:
@@ -325,7 +325,7 @@ def _clean(value: Any, depth: int = 0) -> Any:
     browser's JSON.parse refuses them), and nothing nests deeper than a few levels (a counts
     table is flat)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return _number(value)  # (an integer too large for a float: None too)
+        return finite_number(value)  # (an integer too large for a float: None too)
     if isinstance(value, dict):
         if depth >= 4:
             return None
@@ -391,7 +391,7 @@ class RunDir:
             "state": state,
             "complete": complete,
             "has_results": results is not None,
-            "overall": _number(overall),
+            "overall": finite_number(overall),
             "overall_ci95": _interval((results or {}).get("overall_ci95")),
             "overalls": overalls,
             "best": _best(overalls) if len(overalls) > 1 else None,
@@ -403,7 +403,7 @@ class RunDir:
         }
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
     """A finite number from a results file, else None (a file may hold NaN, `true`, or an
     integer of hundreds of digits: no float holds it, math.isfinite raises OverflowError on
     it, and a browser's JSON.parse reads it as Infinity)."""
@@ -416,7 +416,7 @@ def _number(value: Any) -> float | None:
 
 
 def _interval(value: Any) -> list[float] | None:
-    if isinstance(value, list) and len(value) == 2 and all(_number(v) is not None for v in value):
+    if isinstance(value, list) and len(value) == 2 and None not in map(finite_number, value):
         return list(value)
     return None
 
@@ -434,7 +434,7 @@ def _overalls(results: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     else:
         return {}
     return {
-        name: {"overall": _number(row.get("overall")),
+        name: {"overall": finite_number(row.get("overall")),
                "overall_ci95": _interval(row.get("overall_ci95"))}
         for name, row in rows.items()
     }  # fmt: skip
