@@ -168,11 +168,20 @@ def read_input_bytes(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
     return raw
 
 
+def stream_sha256(handle: BinaryIO) -> str:
+    """The sha256 of what `handle` holds from where it stands, read in pieces (a log may be
+    large). `hashlib.file_digest` does this from Python 3.11; 3.10 is supported too."""
+    digest = hashlib.sha256()
+    while chunk := handle.read(1 << 20):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
 def input_sha256(path: Path, limit: int | None = MAX_INPUT_BYTES) -> str:
     """The sha256 of a file the user named, read under `open_input`'s rules."""
     with open_input(path, limit) as handle:
         try:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+            return stream_sha256(handle)
         except OSError as error:
             raise UserError(f"{path}: cannot read ({error.strerror or error})") from None
 

@@ -96,3 +96,16 @@ def test_a_regular_file_over_the_size_limit_is_refused_by_its_size(flag, env, tm
     done = bounded_cli(commands(str(big), out)[flag], env, tmp_path)
     assert_refused(done, str(big), "too large", out)
     assert "at most 512.0 MiB" in done.stderr
+
+
+def test_an_input_files_hash_is_its_sha256_read_in_pieces(tmp_path):
+    """What the up-to-date check hashes: the whole file, across the 1 MiB pieces it reads
+    (no `hashlib.file_digest`, which Python 3.10 lacks)."""
+    import hashlib
+
+    from turnbench.textio import input_sha256
+
+    data = os.urandom(3 << 20) + b"tail"
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(data)
+    assert input_sha256(path) == hashlib.sha256(data).hexdigest()

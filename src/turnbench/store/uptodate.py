@@ -37,7 +37,7 @@ from turnbench.errors import RunDirectoryError, UserError
 from turnbench.journal.runlog import LOG_NAME, open_regular
 from turnbench.options import EvalOptions
 from turnbench.store.resultsfile import RESULTS_NAME, write_file_atomically
-from turnbench.textio import MAX_INPUT_BYTES, input_sha256
+from turnbench.textio import MAX_INPUT_BYTES, input_sha256, stream_sha256
 
 STATE_NAME = "results.state.json"
 STATE_LIMIT = 1 << 16  # a state file is a few hundred bytes; a larger one is not ours
@@ -88,7 +88,7 @@ def run_file_sha256(path: Path) -> str | None:
         return None
     try:
         with handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+            return stream_sha256(handle)
     except OSError:
         return None
 
