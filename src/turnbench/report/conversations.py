@@ -18,14 +18,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-from turnbench.journal.logindex import AnswerDone, SampleDone
+from turnbench.journal.logindex import SampleDone
 from turnbench.report.cells import Link
 from turnbench.report.markup import fmt
 from turnbench.report.reading import single
 from turnbench.report.templating import macro, render
 from turnbench.report.transcripts import Transcript, transcripts
 from turnbench.store.rundir import Entry
-from turnbench.types import AnswerRecord
 
 #: failed conversations listed in the section's table per model (the rest are counted)
 MAX_FAILED_ROWS = 200
@@ -165,9 +164,4 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
 
 
 def _transcripts_of(entry: Entry) -> list[Transcript]:
-    def text_of(answer: AnswerDone) -> str:
-        record = entry.run.load(answer)
-        return record.text if isinstance(record, AnswerRecord) else ""
-
-    found = transcripts(entry.run.index.done.values(), text_of)
-    return [t for t in found if t.model == entry.model]
+    return [t for t in transcripts(entry.run) if t.model == entry.model]

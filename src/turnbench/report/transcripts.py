@@ -14,19 +14,19 @@ templates escape it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from turnbench.journal.logindex import (
     AnswerDone,
-    Done,
     JudgmentDone,
     SampleDone,
     StepDone,
     UserTurnDone,
 )
-from turnbench.store.rundir import sample_sort_key
+from turnbench.store.rundir import Run, sample_sort_key
+from turnbench.types import AnswerRecord
 
 MAX_VALUE_CHARS = 2_000  # a diff's value or a tool's output beyond this is cut (and says so)
 
@@ -133,16 +133,19 @@ def _ordered(
     return entries
 
 
-def transcripts(
-    done: Iterable[Done], text_of: Callable[[AnswerDone], str], sample: str | None = None
-) -> list[Transcript]:
-    """The transcripts of the samples scored as a whole or holding tool steps (of `sample`
-    only, when given), by sample, model and trial; a sample of turn-by-turn judging has
-    none. `text_of`: an answer's text when the index keeps none (an imported answer: read
-    from its record)."""
+def transcripts(run: Run, sample: str | None = None) -> list[Transcript]:
+    """The transcripts of a run's samples scored as a whole or holding tool steps (of
+    `sample` only, when given), by sample, model and trial; a sample of turn-by-turn judging
+    has none. An answer whose text the index does not keep (an imported one) is read from
+    its record in the log."""
+
+    def text_of(answer: AnswerDone) -> str:
+        record = run.load(answer)
+        return record.text if isinstance(record, AnswerRecord) else ""
+
     parts: dict[tuple[str, str, int | None], dict[str, Any]] = {}
     whole: set[str] = set()
-    for item in done:
+    for item in run.index.done.values():
         if isinstance(item, JudgmentDone) or getattr(item, "arm", None) is not None:
             continue
         name = str(item.sample_id)

@@ -140,11 +140,7 @@ class RunCache:
             return {"error": loaded.error, "sample": sample, "turns": [], "others": []}
         run = loaded.run
 
-        def text_of(done: AnswerDone) -> str:
-            record = run.load(done)
-            return record.text if isinstance(record, AnswerRecord) else ""
-
-        acted = transcripts(run.index.done.values(), text_of, sample)
+        acted = transcripts(run, sample)
         if acted:
             return self._acted(run, rundir, sample, acted, others)
         answers: list[AnswerDone] = []
