@@ -13,7 +13,6 @@ simulator's own mistakes are counted (`user`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -194,17 +193,9 @@ class TauBench(Benchmark):
             for index, task in enumerate(self.tau.tasks)
         ]
 
-    @cached_property
-    def _needs_change(self) -> dict[int, bool]:
-        return {}
-
     def agent_task(self, sample: Sample) -> TauTask:
         task: Task = sample.source
-        needs = self._needs_change.get(int(sample.id))
-        if needs is None:
-            gold = self.tau.gold(task)
-            needs = self._needs_change[int(sample.id)] = gold.changed
-        return TauTask(self.tau, int(sample.id), task, needs)
+        return TauTask(self.tau, int(sample.id), task, needs_change=self.tau.gold(task).changed)
 
     def agent_params(self, sample: Sample, tools: tuple[dict[str, Any], ...]) -> RequestParams:
         return self.answer_params(sample).model_copy(update={"tools": tools})
