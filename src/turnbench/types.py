@@ -352,6 +352,12 @@ class AnswerRecord(BaseModel):
     trial: int | None = None  # which of several runs of the same conversation (None: one)
     #: the tool calls the reply made (an agent's step), in OpenAI's message shape
     tool_calls: list[ToolCallPart] | None = None
+    #: how many of `tool_calls` the conversation kept (its driver ran only those, as
+    #: tau-bench runs only the first); None: all of them
+    kept_calls: int | None = None
+    #: the reply's place in its conversation (`turnbench.conversation`): the number of
+    #: messages its request held; None in logs written before conversations were typed
+    at: int | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -400,6 +406,9 @@ class UserTurnRecord(BaseModel):
     #: the user ended the conversation with this turn: "goal_met" or "abandoned" (a reply
     #: that was only the end marker has an empty `text` and is not sent to the model)
     ended: str | None = None
+    #: the turn's place in the model's conversation (`turnbench.conversation`), when its
+    #: driver gave one
+    at: int | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1
@@ -414,9 +423,10 @@ class StepRecord(BaseModel):
     Logged the moment it ran, so a resumed conversation reads its output back and never
     runs it again (a tool over a database replays the logged calls on a fresh copy).
 
-    `turn` is the step's place in the conversation (the model's step that called it),
-    `name` and `arguments` the call as the model made it, `output` what the step returned
-    (what the model is shown)."""
+    `turn` is the model's step that called it and `call` which of that step's calls it ran;
+    `name` the tool, `output` what the step returned (what the model is shown) and `at` its
+    place in the conversation. The call's arguments are the answer record's (its
+    `tool_calls`), not written again here; logs written before kept them in `arguments`."""
 
     kind: Literal["step"] = "step"
     key: str
@@ -428,8 +438,42 @@ class StepRecord(BaseModel):
     call: int = 0  # which of the calls the step `turn` made (a model may make several)
     name: str
     call_id: str | None = None
-    arguments: str = ""
+    arguments: str | None = None  # (older logs only: now read from the answer's call)
     output: str
+    at: int | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=_now)
+
+
+class ReplyRecord(BaseModel):
+    """One reply of a role that a driver names beside the model under test, the judges and
+    the simulated user (an attacker, a grader, a second speaker): kept as any role's request
+    is (its request, or with `after` what it appended to its thread; its reply, usage and
+    endpoints), so its work resumes, and its usage and cost are counted under its `role`.
+    `at`: its place in the model's conversation when its text became part of it."""
+
+    kind: Literal["reply"] = "reply"
+    key: str
+    role: str
+    model: str  # the model under test the conversation is with
+    sample_id: SampleId
+    turn: int
+    trial: int | None = None
+    group: str | None = None
+    spec: str | None = None  # the role's model spec
+    messages: list[Message] | None = None
+    after: str | None = None
+    text: str
+    tool_calls: list[ToolCallPart] | None = None
+    at: int | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    reported_model: str | None = None
+    system_fingerprint: str | None = None
+    attempts: int = 1
+    latency_s: float = 0.0
+    endpoints: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
 
@@ -546,8 +590,11 @@ class FailureRecord(BaseModel):
 
     kind: Literal["failure"] = "failure"
     key: str
-    stage: Literal["answer", "judgment", "user_turn"]
+    #: what the request was for: "answer", "judgment", "user_turn", or the record kind of
+    #: the role a driver names ("reply")
+    stage: str
     error: str
+    role: str | None = None  # the role asked ("model", a judge id, "user", a driver's role)
     attempts: int = 0
     model: str | None = None
     sample_id: SampleId | None = None
@@ -570,8 +617,8 @@ class AttemptRecord(BaseModel):
 
     kind: Literal["attempt"] = "attempt"
     key: str  # the work (an answer's or a judgment's key) the attempt was for
-    stage: Literal["answer", "judgment", "user_turn"]
-    role: str  # "model" or the judge's id
+    stage: str  # as a failure's
+    role: str  # the role asked ("model", a judge id, "user", a driver's role)
     error: str  # why it returned nothing (short, redacted)
     prompt_tokens: int = Field(ge=0)
     completion_tokens: int = Field(ge=0)
@@ -627,4 +674,5 @@ LogRecord = (
     | UserTurnRecord
     | StepRecord
     | SampleRecord
+    | ReplyRecord
 )

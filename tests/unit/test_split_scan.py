@@ -136,13 +136,11 @@ def _snapshot(records: RunRecords) -> dict[str, Any]:
         "spans": index.spans,
         "records": index.records,
         "answered": {m: sorted(map(str, turns)) for m, turns in index.answered.items()},
-        "answer_usage": (index.answer_usage.usage, index.answer_usage.requests_logged),
-        "judge_usage": {j: (t.usage, t.requests_logged) for j, t in index.judge_usage.items()},
-        "user_usage": (index.user_usage.usage, index.user_usage.requests_logged),
+        "usage": {role: (t.usage, t.requests_logged) for role, t in index.usage.items()},
         "unanswered": {r: (t.usage, t.requests_logged) for r, t in index.unanswered.items()},
         "provenance": [
             (name, p.params.values(), p.reported_model.values(), p.served)
-            for name, p in [("answers", index.answer_provenance), *index.judge_provenance.items()]
+            for name, p in index.provenance.items()
         ],
         "questions": records.questions,
         "warnings": records.warnings,

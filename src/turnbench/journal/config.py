@@ -36,6 +36,9 @@ class RunConfig(BaseModel):
     judges: list[JudgeSettings] = Field(default_factory=list)
     answer_sampling: SamplingConfig | None = None
     user: UserSettings | None = None  # the simulated user, when a user model plays it
+    #: the roles a driver names beside the model, the judges and the user (an attacker, a
+    #: grader), each with the spec of the model that plays it
+    roles: dict[str, str] = Field(default_factory=dict)
     strip_think: bool = True  # <think> blocks removed from answers before judging
     options: dict[str, Any] = Field(default_factory=dict)  # benchmark-specific settings
     prompt_versions: dict[str, str] = Field(default_factory=dict)
@@ -84,6 +87,8 @@ class RunConfig(BaseModel):
         )
         if self.user is None:  # (runs without a user model: identities as they always were)
             identity.pop("user", None)
+        if not self.roles:  # (nor do runs without a driver's own roles change theirs)
+            identity.pop("roles", None)
         settings = [judge.model_dump(mode="json", exclude={"spec"}) for judge in self.judges]
         if len(settings) == 1:  # named as the flags name them: parser, judge_sampling, ...
             identity.update(

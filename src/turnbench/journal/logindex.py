@@ -10,7 +10,8 @@ one into small summaries as it is read or appended, and the record is dropped:
 - `failures`: failures not followed by a success for the same work;
 - `invalid`: records left out because they cannot be trusted (`record_problem`): of the
   finished work, and of the usage sums;
-- usage per role (answers generated here; each judge), with the part paid at batch prices;
+- usage per role by name ("model": answers generated here; each judge; "user"; any role a
+  driver names), with the part paid at batch prices;
 - attempts that returned nothing, per role ("model" or a judge id), in worst-case tokens;
 - the distinct request parameters, reported models and fingerprints (provenance);
 - the invocations' spans (timing) and every config record;
@@ -52,6 +53,7 @@ from turnbench.types import (
     JudgmentRecord,
     LogRecord,
     NotAScore,
+    ReplyRecord,
     SampleId,
     SampleRecord,
     StepRecord,
@@ -190,6 +192,7 @@ class AnswerDone:
     #: the tool calls the reply made (an agent's step: the conversation goes on with them)
     tool_calls: list[dict[str, Any]] | None = None
     trial: int | None = None  # which of several runs of the same conversation
+    at: int | None = None  # the reply's place in its conversation (`turnbench.conversation`)
 
     def same_text(self, text: str) -> bool:
         return self.digest == text_digest(text)
@@ -264,13 +267,15 @@ class UserTurnDone:
     trial: int | None = None  # which of several runs of the same conversation
     offset: int = -1
     length: int = 0
+    at: int | None = None  # its place in the model's conversation, when its driver gave one
 
 
 @_pickled_by_fields
 @dataclass(slots=True, eq=False)
 class StepDone:
     """A local step (a tool a driver ran) as the index keeps it: its output, which a
-    resumed conversation reads back instead of running the step again."""
+    resumed conversation reads back instead of running the step again. `call`: which of
+    the step `turn`'s tool calls it ran (`call_id` the model's id for it)."""
 
     kind: ClassVar[str] = "step"
     key: str
@@ -279,8 +284,30 @@ class StepDone:
     turn: int
     trial: int | None
     name: str
-    arguments: str
     output: str
+    call: int = 0
+    call_id: str | None = None
+    at: int | None = None
+    offset: int = -1
+    length: int = 0
+
+
+@_pickled_by_fields
+@dataclass(slots=True, eq=False)
+class ReplyDone:
+    """A reply of a role a driver names (`ReplyRecord`) as the index keeps it: its text
+    and tool calls, which a resumed conversation goes on with."""
+
+    kind: ClassVar[str] = "reply"
+    key: str
+    role: str
+    model: str
+    sample_id: SampleId
+    turn: int
+    trial: int | None
+    text: str
+    tool_calls: list[dict[str, Any]] | None = None
+    at: int | None = None
     offset: int = -1
     length: int = 0
 
@@ -304,7 +331,7 @@ class SampleDone:
     length: int = 0
 
 
-Done = AnswerDone | JudgmentDone | UserTurnDone | StepDone | SampleDone
+Done = AnswerDone | JudgmentDone | UserTurnDone | StepDone | SampleDone | ReplyDone
 
 
 GROUP_META_KEYS = ("category", "task")
@@ -337,6 +364,7 @@ def answer_done(record: AnswerRecord, key: str) -> AnswerDone:
         arm=record.arm,
         tool_calls=record.tool_calls,
         trial=record.trial,
+        at=record.at,
     )
 
 
@@ -469,10 +497,10 @@ class RoleProvenance:
         for endpoint, count in other.served.items():
             self.served[endpoint] = self.served.get(endpoint, 0) + count
 
-    def add(self, record: AnswerRecord | JudgmentRecord) -> None:
+    def add(self, record: AnswerRecord | JudgmentRecord | UserTurnRecord | ReplyRecord) -> None:
         self.params.add(record.params)
-        self.reported_model.add(record.reported_model)
-        self.system_fingerprint.add(record.system_fingerprint)
+        self.reported_model.add(getattr(record, "reported_model", None))
+        self.system_fingerprint.add(getattr(record, "system_fingerprint", None))
         served = self.served
         for endpoint in record.endpoints:
             served[endpoint] = served.get(endpoint, 0) + 1
@@ -502,13 +530,13 @@ class LogIndex:
         self.failures: dict[str, FailureRecord] = {}
         self.invalid: list[dict[str, str]] = []
         self.answered: dict[str, set[tuple[SampleId, int]]] = {}  # model -> turns answered
-        self.answer_usage = RoleTotals()  # answers generated here
-        self.judge_usage: dict[str, RoleTotals] = {}  # judge id -> its judgments
-        self.user_usage = RoleTotals()  # the simulated user's turns (a user model's)
-        self.answer_provenance = RoleProvenance()
-        self.judge_provenance: dict[str, RoleProvenance] = {}
-        # role ("model" or a judge id) -> its attempts that returned nothing (`AttemptRecord`,
-        # in worst-case tokens; `requests_logged` counts the attempts)
+        #: role -> the tokens of every record it logged: "model" (answers generated here),
+        #: each judge's id, "user" (a user model's turns), any role a driver names
+        self.usage: dict[str, RoleTotals] = {}
+        #: role -> the distinct parameters, reported models and endpoints of its replies
+        self.provenance: dict[str, RoleProvenance] = {}
+        # role -> its attempts that returned nothing (`AttemptRecord`, in worst-case tokens;
+        # `requests_logged` counts the attempts)
         self.unanswered: dict[str, RoleTotals] = {}
         self.submissions: dict[str, BatchSubmission] = {}  # provider batches, by submission
         self.batch_items: dict[str, str] = {}  # custom_id -> its latest unconsumed submission
@@ -563,6 +591,9 @@ class LogIndex:
         if isinstance(record, StepRecord | SampleRecord):
             self._step(record, offset, length)
             return
+        if isinstance(record, ReplyRecord):
+            self._reply(record, offset, length)
+            return
         if isinstance(record, AttemptRecord):
             totals = self.unanswered.get(record.role)
             if totals is None:
@@ -595,17 +626,11 @@ class LogIndex:
             if record.arm is None:  # (a stress arm's answers are not the model's run)
                 self.answered.setdefault(record.model, set()).add((record.sample_id, record.turn))
             if record.origin == "generated":
-                self.answer_usage.add(record.usage, record.batch_usage)
-                self.answer_provenance.add(record)
+                self.spent("model", record, record.batch_usage)
         else:
             if failures:
                 failures.pop(legacy_key(record), None)
-            totals = self.judge_usage.get(record.judge)
-            if totals is None:
-                totals = self.judge_usage[record.judge] = RoleTotals()
-                self.judge_provenance[record.judge] = RoleProvenance()
-            totals.add(record.usage, record.batch_usage)
-            self.judge_provenance[record.judge].add(record)
+            self.spent(record.judge, record, record.batch_usage)
         done = (
             answer_done(record, key)
             if isinstance(record, AnswerRecord)
@@ -614,6 +639,52 @@ class LogIndex:
         if offset >= 0:
             done.offset, done.length = offset, length
         self.done[key] = done
+
+    def spent(
+        self,
+        role: str,
+        record: AnswerRecord | JudgmentRecord | UserTurnRecord | ReplyRecord,
+        batch: Usage | None = None,
+    ) -> None:
+        """Count what `role` spent on one record, and what its reply says of where it ran."""
+        totals = self.usage.get(role)
+        if totals is None:
+            totals = self.usage[role] = RoleTotals()
+            self.provenance[role] = RoleProvenance()
+        totals.add(record.usage, batch)
+        self.provenance[role].add(record)
+
+    def role_usage(self, role: str) -> RoleTotals:
+        """The tokens `role` used (none logged: zero)."""
+        return self.usage.get(role) or RoleTotals()
+
+    def role_provenance(self, role: str) -> RoleProvenance:
+        return self.provenance.get(role) or RoleProvenance()
+
+    def _reply(self, record: ReplyRecord, offset: int, length: int) -> None:
+        """A reply of a driver's own role: done under its key once its usage is sound."""
+        problem = usage_problem(record.usage)
+        if problem is not None:
+            self.invalid.append({"key": record.key, "kind": record.kind, "reason": problem})
+            return
+        self.failures.pop(record.key, None)
+        if self.cleared is not None:
+            self.cleared.add(record.key)
+        self.spent(record.role, record)
+        done = ReplyDone(
+            key=record.key,
+            role=record.role,
+            model=record.model,
+            sample_id=record.sample_id,
+            turn=record.turn,
+            trial=record.trial,
+            text=record.text,
+            tool_calls=record.tool_calls,
+            at=record.at,
+        )
+        if offset >= 0:
+            done.offset, done.length = offset, length
+        self.done[record.key] = done
 
     def _step(self, record: StepRecord | SampleRecord, offset: int, length: int) -> None:
         """A local step or a finished sample: done under its key once its key names its
@@ -630,8 +701,10 @@ class LogIndex:
                 turn=record.turn,
                 trial=record.trial,
                 name=record.name,
-                arguments=record.arguments,
                 output=record.output,
+                call=record.call,
+                call_id=record.call_id,
+                at=record.at,
             )
         else:
             key = sample_key(record.model, record.sample_id, record.trial)
@@ -677,7 +750,7 @@ class LogIndex:
         if self.cleared is not None:
             self.cleared.add(key)
         if record.origin == "user-model":
-            self.user_usage.add(record.usage, None)
+            self.spent("user", record)
         done = UserTurnDone(
             key=key,
             model=record.model,
@@ -691,6 +764,7 @@ class LogIndex:
             ended=record.ended,
             meta=dict(record.meta),
             trial=record.trial,
+            at=record.at,
         )
         if offset >= 0:
             done.offset, done.length = offset, length
@@ -723,13 +797,10 @@ class LogIndex:
         self.invalid.extend(later.invalid)
         for model, turns in later.answered.items():
             self.answered.setdefault(model, set()).update(turns)
-        self.answer_usage.absorb(later.answer_usage)
-        self.user_usage.absorb(later.user_usage)
-        self.answer_provenance.absorb(later.answer_provenance)
-        for judge, totals in later.judge_usage.items():
-            self.judge_usage.setdefault(judge, RoleTotals()).absorb(totals)
-        for judge, found in later.judge_provenance.items():
-            self.judge_provenance.setdefault(judge, RoleProvenance()).absorb(found)
+        for role, totals in later.usage.items():
+            self.usage.setdefault(role, RoleTotals()).absorb(totals)
+        for role, found in later.provenance.items():
+            self.provenance.setdefault(role, RoleProvenance()).absorb(found)
         for role, totals in later.unanswered.items():
             self.unanswered.setdefault(role, RoleTotals()).absorb(totals)
 
@@ -759,17 +830,18 @@ class LogIndex:
             if name in latest and submission.role == role
         }
 
-    def judges_usage(self, judges: list[str]) -> RoleTotals:
+    def roles_usage(self, roles: list[str]) -> RoleTotals:
+        """The tokens of several roles together (a panel of judges)."""
         total = RoleTotals()
-        for judge in judges:
-            if judge in self.judge_usage:
-                total = total + self.judge_usage[judge]
+        for role in roles:
+            if role in self.usage:
+                total = total + self.usage[role]
         return total
 
-    def judges_provenance(self, judges: list[str]) -> RoleProvenance:
+    def roles_provenance(self, roles: list[str]) -> RoleProvenance:
         merged = RoleProvenance()
-        for judge in judges:
-            found = self.judge_provenance.get(judge)
+        for role in roles:
+            found = self.provenance.get(role)
             if found is not None:
                 merged.absorb(found)
         return merged

@@ -48,6 +48,7 @@ from turnbench.types import (
     FailureRecord,
     JudgmentRecord,
     LogRecord,
+    ReplyRecord,
     SampleRecord,
     StepRecord,
     UserTurnRecord,
@@ -66,6 +67,7 @@ _RECORD_TYPES = {
     "user_turn": UserTurnRecord,
     "step": StepRecord,
     "sample": SampleRecord,
+    "reply": ReplyRecord,
 }
 
 Warn = Callable[[str], None]
@@ -103,7 +105,8 @@ _RECORD_ADAPTER: TypeAdapter[LogRecord] = TypeAdapter(
         | EndRecord
         | UserTurnRecord
         | StepRecord
-        | SampleRecord,
+        | SampleRecord
+        | ReplyRecord,
         Field(discriminator="kind"),
     ]
 )
