@@ -80,7 +80,7 @@ async def through_runner(base_url: str, count: int, concurrency: int, run_dir: P
     judge = Judge(JudgeSettings(spec="openai/judge", sampling=SAMPLING, max_reasks=2), backend)
     rating = standard_format("rating", "rating-strict")
     with RunLog(run_dir) as log:
-        ctx = RunContext(log, model_backend=None)
+        ctx = RunContext(log)
 
         def job(index: int):
             async def run() -> None:

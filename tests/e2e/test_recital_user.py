@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import run_cli
-from turnbench.engine.context import MAX_USER_REASKS
 from turnbench.engine.user_quality import RECITAL_MARK, RECITED
+from turnbench.engine.user_turns import MAX_USER_REASKS
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer
 from turnbench.testing.simulated_fakes import GOAL, PERSONA, SCENARIOS

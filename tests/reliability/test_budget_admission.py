@@ -79,7 +79,7 @@ def _jobs(ctx: RunContext, judge: Judge, count: int, kind: str):
 def _run(tmp_path: Path, backend: CountingBackend, budget: Budget, kind: str, count: int = 200):
     judge = Judge(JudgeSettings(spec="fake/j", max_reasks=0), backend)
     with RunLog(tmp_path / "run") as log:
-        ctx = RunContext(log, model_backend=backend, budget=budget)
+        ctx = RunContext.of_model(log, backend, budget=budget)
         outcome = asyncio.run(execute(_jobs(ctx, judge, count, kind), ctx))
         return outcome, list(log.records)
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from turnbench.backends.base import BackendStats
-from turnbench.engine.costs import CostMeter, Role, prompt_token_bound, request_bound
+from turnbench.engine.costs import CostMeter, prompt_token_bound, request_bound
 from turnbench.judging.formats import ReplyFormat, followup, standard_format
 from turnbench.judging.judge import Judge, JudgeSettings
 from turnbench.prices import ModelPrice, load_prices, subtract
@@ -120,15 +120,30 @@ def _judge(max_reasks: int, reask_tokens: int | None = None) -> Judge:
 
 
 def test_worst_answer(table):
-    meter = CostMeter(table, {"model": Role("openai/model", batch=False)})
+    meter = CostMeter(table, {"model": "openai/model"})
     messages = [{"role": "user", "content": "x" * 96}]
-    worst = meter.worst_answer(messages, RequestParams(max_tokens=200))  # type: ignore[arg-type]
+    worst = meter.worst("model", messages, RequestParams(max_tokens=200))  # type: ignore[arg-type]
     assert worst == pytest.approx(((96 + 4 + 3) * 1.0 + 200 * 4.0) / 1e6)
+
+
+def test_any_role_a_driver_names_is_priced_by_the_model_that_plays_it(table):
+    """A role is a name: a driver's own role ("referee") is bounded like the model's, at
+    its player's prices, its re-asks each holding the replies before it."""
+    meter = CostMeter(table, {"referee": "openai/judge"})
+    messages = [{"role": "user", "content": "x" * 96}]
+    once = ((96 + 4 + 3) * 2.0 + 50 * 10.0) / 1e6
+    again = ((96 + 4 + 3 + 50 + 8) * 2.0 + 50 * 10.0) / 1e6
+    params = RequestParams(max_tokens=50)
+    assert meter.worst("referee", messages, params) == pytest.approx(once)  # type: ignore[arg-type]
+    assert meter.worst("referee", messages, params, asks=2) == pytest.approx(once + again)  # type: ignore[arg-type]
+    assert meter.worst("nobody", messages, params) == 0.0  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("batch", [False, True])
 def test_worst_judgment_counts_every_reask_at_live_prices(table, batch):
-    meter = CostMeter(table, {"openai/judge": Role("openai/judge", batch=batch)})
+    meter = CostMeter(
+        table, {"openai/judge": "openai/judge"}, frozenset({"openai/judge"} if batch else ())
+    )
     reply = standard_format("rating", "rating-strict")
     messages = [{"role": "user", "content": "y" * 1000}]
     prompt = 1000 + 4 + 3
@@ -146,7 +161,7 @@ def test_worst_judgment_counts_every_reask_at_live_prices(table, batch):
 
 
 def test_logged_cost_of_a_role(table):
-    meter = CostMeter(table, {"model": Role("openai/model", False)})
+    meter = CostMeter(table, {"model": "openai/model"})
     usage = Usage(prompt_tokens=300, completion_tokens=20)
     assert meter.cost("model", usage) == pytest.approx((300 * 1.0 + 20 * 4.0) / 1e6)
     assert meter.cost("someone else", usage) == 0.0

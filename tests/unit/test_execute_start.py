@@ -34,7 +34,7 @@ def _run(tmp_path: Path, jobs: int, max_active: int | None) -> dict[str, object]
     async def scenario() -> None:
         tick = asyncio.create_task(ticker())
         with RunLog(tmp_path / "run") as log:
-            ctx = RunContext(log, model_backend=None, budget=Budget())
+            ctx = RunContext(log, budget=Budget())
             outcome = await execute([job] * jobs, ctx, handle_signals=False, max_active=max_active)
         tick.cancel()
         assert outcome.status == "finished"

@@ -66,7 +66,7 @@ class Recorder:
 def run(work: Work, tmp_path: Path, model: Recorder | None = None) -> Recorder:
     judge = Recorder("fake/judge")
     with RunLog(tmp_path / "run") as log:
-        ctx = RunContext(log, model_backend=model)
+        ctx = RunContext.of_model(log, model)
         jobs = work.jobs(ctx, [Judge(work.judges[0], judge)])
         outcome = asyncio.run(execute(jobs, ctx, handle_signals=False))
     assert outcome.status == "finished"

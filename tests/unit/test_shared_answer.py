@@ -26,7 +26,7 @@ def _ask(ctx: RunContext):
 
 
 def _context(tmp_path: Path, log: RunLog, requests: list[str], behaviour) -> RunContext:
-    ctx = RunContext(log, model_backend=None, budget=Budget())
+    ctx = RunContext(log, budget=Budget())
 
     async def request(**_: object) -> object:
         requests.append("sent")

@@ -236,7 +236,7 @@ async def run_audit(
                 config_record(started, prepared.config.model_dump(mode="json"), LOG_SCHEMA_VERSION)
             )
             progress = progress_factory({"judgments": backend}) if progress_factory else Progress()
-            ctx = RunContext(log, model_backend=None, progress=progress)
+            ctx = RunContext(log, progress=progress)
             planned = prepared.plan.keys(judge.id)
             progress.start(
                 {"judgments": len(planned)}, {"judgments": len(planned & ctx.done.keys())}

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from turnbench.backends.attempts import gated
 from turnbench.backends.base import Backend
@@ -24,7 +24,9 @@ from turnbench.types import AttemptRecord, Completion, Message, RequestParams, U
 if TYPE_CHECKING:
     from turnbench.types import LogRecord
 
-Stage = Literal["answer", "judgment", "user_turn"]
+#: what a request is for, as failure and attempt records name it ("answer", "judgment",
+#: "user_turn", "reply")
+Stage = str
 
 
 @dataclass
@@ -277,8 +279,6 @@ def logged_dollars(log: RunLog, costs: CostMeter) -> tuple[float, float]:
     """What the run's log holds already: the dollars of its records, and the worst case of
     its attempts that returned nothing (priced by this invocation's roles)."""
     index = log.index
-    spent = costs.cost("model", index.answer_usage.usage, index.answer_usage.batch)
-    for role, totals in index.judge_usage.items():
-        spent += costs.cost(role, totals.usage, totals.batch)
+    spent = sum(costs.cost(role, t.usage, t.batch) for role, t in index.usage.items())
     unanswered = sum(costs.bound(role, t.usage) for role, t in index.unanswered.items())
     return spent, unanswered

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from turnbench.judging.formats import ReplyFormat
@@ -81,44 +80,36 @@ def attempt_tokens(messages: Sequence[Mapping[str, Any]], params: RequestParams)
     )
 
 
-@dataclass(frozen=True)
-class Role:
-    model: str  # the spec priced ("openai/gpt-4o")
-    batch: bool  # its requests (a judgment's first request) go into provider batches
-
-
 class CostMeter:
-    """Prices of one invocation's roles: "model" and each judge id."""
+    """Prices of one invocation's roles, by name ("model", each judge id, "user", any role
+    a driver names): `specs` the model each role's requests go to, `batched` the roles whose
+    requests (a judgment's first) go into provider batches."""
 
-    def __init__(self, prices: PriceTable, roles: Mapping[str, Role]) -> None:
+    def __init__(
+        self, prices: PriceTable, specs: Mapping[str, str], batched: frozenset[str] = frozenset()
+    ) -> None:
         self.prices = prices
-        self.roles = dict(roles)
+        self.specs = dict(specs)
+        self.batched = batched
         self._price: dict[str, ModelPrice | None] = {
-            name: prices.price_for(role.model) for name, role in self.roles.items()
+            name: prices.price_for(spec) for name, spec in self.specs.items()
         }
 
     def _price_of(self, role: str) -> ModelPrice | None:
         return self._price.get(role)
 
-    def worst_answer(self, messages: list[Message], params: RequestParams) -> float:
-        price = self._price_of("model")
-        if price is None:
-            return 0.0
-        limit = params.max_tokens or UNLIMITED_COMPLETION
-        return request_bound(
-            price, prompt_token_bound(messages, params), limit, batch=self.roles["model"].batch
-        )
-
-    def worst_user_turn(self, messages: list[Message], params: RequestParams, asks: int) -> float:
-        """The most a simulated user's turn can cost: its request and `asks - 1` re-asks
-        (--strict-user), each holding the replies before it."""
-        price = self._price_of("user")
+    def worst(
+        self, role: str, messages: list[Message], params: RequestParams, asks: int = 1
+    ) -> float:
+        """The most one asking of `role` can cost: its request and `asks - 1` re-asks (a
+        simulated user's, --strict-user), each holding the replies before it."""
+        price = self._price_of(role)
         if price is None:
             return 0.0
         limit = params.max_tokens or UNLIMITED_COMPLETION
         prompt = prompt_token_bound(messages, params)
-        total = 0.0
-        for number in range(asks):
+        total = request_bound(price, prompt, limit, batch=role in self.batched)
+        for number in range(1, asks):
             total += request_bound(price, prompt + number * (limit + MESSAGE_OVERHEAD * 2), limit)
         return total
 
@@ -131,8 +122,7 @@ class CostMeter:
         first_limit = first.max_tokens or UNLIMITED_COMPLETION
         reask_limit = reask.max_tokens or UNLIMITED_COMPLETION
         prompt = prompt_token_bound(messages)
-        batch = self.roles[judge.id].batch
-        total = request_bound(price, prompt, first_limit, batch=batch)
+        total = request_bound(price, prompt, first_limit, batch=judge.id in self.batched)
         if reply.followup is None:
             return total
         followup = prompt_token_bound([{"content": reply.followup.text}])
@@ -151,7 +141,7 @@ class CostMeter:
 
     def cost(self, role: str, usage: Usage, batch: Usage | None = None) -> float:
         """What a logged record of `role` cost (0 for a model without a price)."""
-        spec = self.roles.get(role)
+        spec = self.specs.get(role)
         if spec is None:
             return 0.0
-        return self.prices.role_cost(spec.model, usage, batch) or 0.0
+        return self.prices.role_cost(spec, usage, batch) or 0.0

@@ -8,13 +8,12 @@ the `--dry-run` estimate and the results all read that plan (`engine.plan`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
 from turnbench.engine.context import RunContext
-from turnbench.engine.costs import CHARS_PER_TOKEN
 from turnbench.engine.drivers.base import Driver
 from turnbench.engine.drivers.judge_only import JudgeOnly
 from turnbench.engine.drivers.pairwise import PairwiseJudging
@@ -153,26 +152,19 @@ class Work:
         return options
 
     # -- estimate --------------------------------------------------------------------------
-    def estimate(self, user_max_tokens: int | None = None) -> Estimate:
-        """Request counts and token estimates; nothing is sent. Prompt sizes use the real
-        answers in judge-only runs and assume every answer uses its whole token limit in a
-        `run`; re-asks are not counted. `user_max_tokens`: the user model's token limit, for
-        the user turns of simulated conversations (each assumed to run to its last turn)."""
+    def estimate(self, limits: Mapping[str, int | None] | None = None) -> Estimate:
+        """Request counts and token estimates per role; nothing is sent. Prompt sizes use
+        the real answers in judge-only runs and assume every answer uses its whole token
+        limit in a `run`; re-asks are not counted. `limits`: each role's completion token
+        limit beside the model's and the judges' (the user model's, a driver's roles')."""
         benchmark = self.benchmark
         sampling = benchmark.settings.answer
-        answer_limit = sampling.max_tokens if sampling is not None else 0
-        judge_completion = sum(judge.sampling.max_tokens for judge in self.judges)
-        requests_per_item = len(self.judges) * self.repeats
-        sizing = Sizing(answer_limit, user_max_tokens, requests_per_item)
+        roles: dict[str, int | None] = {"model": sampling.max_tokens if sampling else 0}
+        roles.update({judge.id: judge.sampling.max_tokens for judge in self.judges})
+        roles.update(limits or {})
+        sizing = Sizing(roles, [judge.id for judge in self.judges], self.repeats)
         self.driver.estimate(self.plan, sizing)
-        estimate = sizing.estimate
-        estimate.answer_prompt_tokens = sizing.answer_chars // CHARS_PER_TOKEN
-        estimate.answer_completion_tokens = estimate.answers * answer_limit
-        estimate.judge_prompt_tokens = sizing.judge_chars // CHARS_PER_TOKEN
-        estimate.user_prompt_tokens //= CHARS_PER_TOKEN  # (summed in characters)
-        estimate.judge_completion_tokens = (
-            estimate.judgments // max(1, requests_per_item) * judge_completion * self.repeats
-        )
+        estimate = sizing.finish()
         samples = benchmark.samples
         turns = sum(len(s.judged_turns()) for s in samples)
         what = (

@@ -221,7 +221,7 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
                 allow_new_judge=False,
             )
         log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
-        context = RunContext(log, model_backend=None, strip_think=False)
+        context = RunContext(log, strip_think=False)
         for answer_set in imported.answer_sets:
             for sample in imported.benchmark.all_samples():
                 for turn, text in sorted(answer_set.turns.get(sample.id, {}).items()):

@@ -16,9 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from turnbench.backends.base import Backend
 from turnbench.judging.formats import ReplyFormat
-from turnbench.judging.reask import JudgeOutcome, judge_with_reasks
-from turnbench.judging.weighted import expected_rating
-from turnbench.types import Message, RequestParams, SamplingConfig
+from turnbench.types import RequestParams, SamplingConfig
 
 DEFAULT_JUDGE_TEMPERATURE = 0.0
 DEFAULT_JUDGE_MAX_TOKENS = 2048
@@ -95,15 +93,3 @@ class Judge:
                 self.settings.reask_params(reply),
             )
         return known
-
-    async def ask(self, messages: list[Message], reply: ReplyFormat) -> JudgeOutcome:
-        """One judgment with this judge's sampling and re-ask policy (and, with weighted
-        scoring, the expected rating from the reply's logprobs)."""
-        params, reask_params = self.request_params(reply)
-        outcome = await judge_with_reasks(
-            self.backend, messages, params, reply, self.settings.max_reasks, reask_params
-        )
-        if self.settings.scoring == "weighted" and reply.weighted and outcome.result.ok:
-            logprobs = outcome.last.logprobs if outcome.last is not None else None
-            outcome.weighted = expected_rating(logprobs or [])
-        return outcome

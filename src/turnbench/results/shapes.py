@@ -121,7 +121,7 @@ class RequestFailure(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     key: str
-    stage: Literal["answer", "judgment", "user_turn"]
+    stage: str  # "answer", "judgment", "user_turn" or "reply" (a role a driver names)
     error: str
     attempts: int
 

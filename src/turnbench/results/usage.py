@@ -110,37 +110,31 @@ def _role_cost(prices: Any, specs: Sequence[tuple[str, RoleTotals]]) -> float | 
 
 
 def role_usage(config: RunConfig, index: LogIndex, prices: Any = None) -> dict[str, Any]:
-    """results.json's `usage`: tokens and dollars of the model under test and the judges."""
+    """results.json's `usage`, by role: "model" (the model under test), "judge" (every judge
+    together), "user" (the simulated user's model) and each role a driver names, by its
+    name: tokens, dollars and the attempts that returned nothing."""
     if prices is None:
         from turnbench.prices import load_prices
 
         prices = load_prices()
-    judges = [(judge.id, index.judge_usage.get(judge.id, RoleTotals())) for judge in config.judges]
-    model = [(config.model, index.answer_usage)] if config.model else []
-    unanswered_model = [(config.model, index.unanswered.get("model"))] if config.model else []
-    unanswered_judges = [(judge.id, index.unanswered.get(judge.id)) for judge in config.judges]
+
+    def block(names: Sequence[str], specs: Sequence[str]) -> dict[str, Any]:
+        pairs = list(zip(names, specs, strict=True))
+        spent = [(spec, index.role_usage(name)) for name, spec in pairs]
+        attempts = [(spec, index.unanswered.get(name)) for name, spec in pairs]
+        cost, unanswered = _role_cost(prices, spent), _unanswered(prices, attempts)
+        return _usage(index.roles_usage(list(names)), cost, prices.as_of, unanswered)
+
+    model = [config.model] if config.model else []
+    judges = [judge.id for judge in config.judges]
     usage = {
-        "model": _usage(
-            index.answer_usage,
-            _role_cost(prices, model),
-            prices.as_of,
-            _unanswered(prices, unanswered_model),
-        ),
-        "judge": _usage(
-            index.judges_usage([j.id for j in config.judges]),
-            _role_cost(prices, judges),
-            prices.as_of,
-            _unanswered(prices, unanswered_judges),
-        ),
+        "model": block(["model"] if model else [], model),
+        "judge": block(judges, [judge.spec for judge in config.judges]),
     }
     if config.user is not None:  # the simulated user's model
-        spec = config.user.spec
-        usage["user"] = _usage(
-            index.user_usage,
-            _role_cost(prices, [(spec, index.user_usage)]),
-            prices.as_of,
-            _unanswered(prices, [(spec, index.unanswered.get("user"))]),
-        )
+        usage["user"] = block(["user"], [config.user.spec])
+    for name, spec in config.roles.items():
+        usage[name] = block([name], [spec])
     return usage
 
 
@@ -163,8 +157,8 @@ def _unanswered(
 
 def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> dict[str, Any]:
     index = records if isinstance(records, LogIndex) else index_records(list(records))
-    answers: RoleProvenance = index.answer_provenance
-    judgments = index.judges_provenance([judge.id for judge in config.judges])
+    answers: RoleProvenance = index.role_provenance("model")
+    judgments = index.roles_provenance([judge.id for judge in config.judges])
     first = config.judges[0] if config.judges else None
     return {
         "turnbench_version": __version__,
@@ -200,7 +194,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "endpoint_requests": {
             "model": dict(answers.served),
             "judge": {
-                judge.id: dict(index.judges_provenance([judge.id]).served)
+                judge.id: dict(index.role_provenance(judge.id).served)
                 for judge in config.judges
             },
         },

@@ -16,10 +16,11 @@ from turnbench.backends.roles import MODEL, RoleConfig
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.datafiles import DataLocator
 from turnbench.engine.budget import Budget
-from turnbench.engine.context import Role, RunContext
+from turnbench.engine.context import RunContext
 from turnbench.engine.estimate import Estimate
 from turnbench.engine.execute import RunOutcome, execute
 from turnbench.engine.progress import Progress
+from turnbench.engine.requests import Role
 from turnbench.errors import UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
 from turnbench.journal.runlog import RunLog, config_record
@@ -89,9 +90,12 @@ class Session:
 
     def estimate(self) -> tuple[Prepared, Estimate]:
         prepared = self.prepare()
-        user = prepared.user
-        user_limit = user.sampling.max_tokens if user is not None and user.sampling else None
-        return prepared, prepared.work.estimate(user_limit)
+        limits = {
+            name: role.sampling.max_tokens
+            for name, role in prepared.roles.items()
+            if role.sampling is not None and name != MODEL
+        }
+        return prepared, prepared.work.estimate(limits)
 
     # -- backends --------------------------------------------------------------------------
     def build_backends(
@@ -151,7 +155,6 @@ class Session:
                     progress=progress,
                     warn=self.warn,
                     strip_think=prepared.config.strip_think,
-                    batches=queues,
                     costs=self._cost_meter(prepared, judges),
                     roles=self._roles(prepared.roles, by_role, queues),
                 )
@@ -267,13 +270,12 @@ class Session:
         if options.max_cost is None or prepared.prices is None:
             return None
         from turnbench.engine.costs import CostMeter
-        from turnbench.engine.costs import Role as PricedRole
 
-        roles = {judge.id: PricedRole(judge.settings.spec, options.judge_batch) for judge in judges}
-        for name, role in prepared.roles.items():
-            if not isinstance(role, JudgeConfig):
-                roles[name] = PricedRole(role.spec, options.model_batch and name == MODEL)
-        return CostMeter(prepared.prices, roles)
+        batched = {judge.id for judge in judges} if options.judge_batch else set()
+        if options.model_batch:
+            batched.add(MODEL)
+        specs = {name: role.spec for name, role in prepared.roles.items()}
+        return CostMeter(prepared.prices, specs, frozenset(batched))
 
     def _max_active(self) -> int | None:
         """How many sample jobs run at once: enough to keep every endpoint busy, few enough

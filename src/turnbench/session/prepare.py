@@ -18,6 +18,7 @@ from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
+from turnbench.engine.drivers.base import driver_roles
 from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.journal.config import RunConfig
@@ -142,6 +143,7 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
         arms=arms,
         shuffle_seed=options.perturb_seed,
     )
+    roles.update(_driver_roles(work, roles))
     config = RunConfig(
         benchmark=cls.name,
         benchmark_ref=cls.source_ref
@@ -153,6 +155,7 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
         judges=settings,
         answer_sampling=answer_sampling,
         user=user.settings if user is not None else None,
+        roles={name: roles[name].spec for name in driver_roles(work.driver)},
         strip_think=options.strip_think,
         options=work.config_options(),
         prompt_versions=_prompt_versions(work, roles),
@@ -242,6 +245,24 @@ def _check_batch_and_cost(
             )
 
 
+def _driver_roles(work: Work, roles: dict[str, RoleConfig]) -> dict[str, RoleConfig]:
+    """The roles the work's driver asks of its own, each played by the model of a role the
+    flags gave (its spec, endpoints and sampling), under its own name."""
+    found: dict[str, RoleConfig] = {}
+    for name, played_by in driver_roles(work.driver).items():
+        if name in roles or name == "judge":
+            raise UserError(f"{work.benchmark.name}: its role {name!r} takes a name in use")
+        player = roles.get(played_by)
+        if player is None or played_by not in (MODEL, USER):
+            flag = "--user-model" if played_by == USER else "--model"
+            raise UserError(
+                f"{work.benchmark.name} asks a role {name!r} played by the {played_by} "
+                f"model: give {flag}"
+            )
+        found[name] = RoleConfig(name, player.model_spec, player.backend, player.sampling)
+    return found
+
+
 def _prompt_versions(work: Work, roles: dict[str, RoleConfig]) -> dict[str, str]:
     from turnbench.judging.formats import followup
 
@@ -249,7 +270,7 @@ def _prompt_versions(work: Work, roles: dict[str, RoleConfig]) -> dict[str, str]
     user = roles.get(USER)
     versions = dict(work.prompt_versions())
     if user is not None and user.settings is not None and user.settings.strict:
-        from turnbench.engine.context import USER_REASK_LABEL
+        from turnbench.engine.user_turns import USER_REASK_LABEL
 
         versions["user_reask"] = USER_REASK_LABEL
     if any(j.parser == "strict" and j.max_reasks > 0 for j in judges):

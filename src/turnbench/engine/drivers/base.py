@@ -11,7 +11,7 @@ stress arms'.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
 
 from turnbench.engine.context import RunContext
@@ -46,7 +46,13 @@ class WorkSpec(Protocol):
 
 
 class Driver(Protocol):
-    """One kind of conversation (see the module docstring)."""
+    """One kind of conversation (see the module docstring).
+
+    A driver may ask roles of its own beside the model, the judges and the simulated user
+    (an attacker, a grader, a second speaker): `DRIVER_ROLES` names each with the role whose
+    model plays it ("model" or "user"); the session gives each its own name everywhere
+    (backend, budget, usage, cost, failures, the dry run's estimate) and the driver asks it
+    with `RunContext.reply`."""
 
     def __init__(self, work: WorkSpec) -> None: ...
 
@@ -65,3 +71,13 @@ class Driver(Protocol):
     def notes(self) -> list[str]:
         """What `--dry-run` says of this kind of conversation beside its counts."""
         ...
+
+
+#: the name of a driver's attribute naming its own roles: role -> the role that plays it
+DRIVER_ROLES = "roles"
+
+
+def driver_roles(driver: object) -> dict[str, str]:
+    """The roles a driver asks besides the model, the judges and the user (`Driver`)."""
+    roles = getattr(driver, DRIVER_ROLES, None)
+    return {str(k): str(v) for k, v in roles.items()} if isinstance(roles, Mapping) else {}

@@ -54,7 +54,8 @@ class SimulatedUser:
         answers, users = Thread(), Thread()
         try:
             for turn in sample.asked_turns():
-                user = await self._user_turn(ctx, model, sample, turn, pairs, users)
+                at = self._place(sample, turn, texts, pairs)
+                user = await self._user_turn(ctx, model, sample, turn, pairs, users, at)
                 if user is None:
                     break
                 if user.ended and not user.text.strip():
@@ -101,6 +102,13 @@ class SimulatedUser:
             for task in tasks:
                 task.cancel()
 
+    def _place(self, sample: Sample, turn: int, texts: Sequence[str], pairs: Sequence[Pair]) -> int:
+        """Where the user's message of `turn` stands in the model's conversation: last in
+        the request the benchmark builds for that turn (its length does not depend on the
+        message's text, which is not written yet)."""
+        live = with_user_turns(sample, [*texts, ""])
+        return len(self.work.benchmark.answer_messages(live, turn, pairs)) - 1
+
     async def _user_turn(
         self,
         ctx: RunContext,
@@ -109,9 +117,11 @@ class SimulatedUser:
         turn: int,
         earlier: Sequence[Pair],
         thread: Thread,
+        at: int,
     ) -> UserTurnDone | UserTurnRecord | None:
-        """The user's message of one turn: the logged one, else made now from the
-        conversation so far and logged at once; None: the conversation has ended."""
+        """The user's message of one turn (`at`: its place in the model's conversation):
+        the logged one, else made now from the conversation so far and logged at once;
+        None: the conversation has ended."""
         key = user_turn_key(model, sample.id, turn)
         logged = ctx.logged_user_turn(key)
         if logged is not None and logged.origin != "user-model":
@@ -122,12 +132,14 @@ class SimulatedUser:
             return None
         if logged is None and not isinstance(made, UserAsk):
             assert made is not None
-            return ctx.record_user_turn(key=key, model=model, sample=sample, turn=turn, made=made)
+            return ctx.record_user_turn(
+                key=key, model=model, sample=sample, turn=turn, made=made, at=at
+            )
         if not isinstance(made, UserAsk):  # (logged by the user model, now a template's)
             return logged
         # the user model writes it (or wrote it: the logged turn, its thread followed)
         return await ctx.ask_user(
-            key=key, model=model, sample=sample, turn=turn, ask=made, thread=thread
+            key=key, model=model, sample=sample, turn=turn, ask=made, thread=thread, at=at
         )
 
     def _judge_at_end(
