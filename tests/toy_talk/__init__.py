@@ -1,11 +1,12 @@
 """A benchmark of a kind of conversation turnbench has no driver for (`driver.TalkPast`):
-the benchmark package names its driver, and that is all it takes."""
+the benchmark package names its driver, its outcome's model and the template that draws
+it (`outcome.html`), and that is all it takes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tests.toy_talk.driver import TalkPast
+from tests.toy_talk.driver import Listened, TalkPast
 from turnbench.benchmarks.base import Benchmark, JudgeTask, Pair, Sample, Turn
 
 PAIRS = {"tea-vs-trains": ("tea", "trains"), "jazz-vs-moss": ("jazz", "moss")}
@@ -16,6 +17,8 @@ class TalkPastBench(Benchmark):
     description = "Two speakers who each only talk about their own topic (a test plug-in)"
     needs_judge = False
     user_model = "required"
+    outcome_model = Listened
+    outcome_template = "outcome.html"
 
     def all_samples(self) -> list[Sample]:
         return [

@@ -19,6 +19,7 @@ subclasses `Benchmark` and is named `package.module:ClassName` on the command li
 
 from __future__ import annotations
 
+import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -248,6 +249,14 @@ class Benchmark(ABC):
     results_model: ClassVar[type[ScoreTables] | None] = None
     #: the keys `results_header` gives (its settings), documented beside `results_model`
     header_model: ClassVar[type[BaseModel] | None] = None
+    #: the typed outcome of a conversation its driver scores whole (`Scored.outcome`,
+    #: logged as the sample record's `detail`): readers get it back as this model
+    #: (`turnbench.conversation.Conversation.outcome`); it may say why a conversation
+    #: failed in a line (a `why()` method). None: the outcome is read as logged
+    outcome_model: ClassVar[type[BaseModel] | None] = None
+    #: the template (a file beside the benchmark's module) that draws an `outcome` in the
+    #: report and the viewer; None: its fields are listed as they are
+    outcome_template: ClassVar[str | None] = None
     #: `aggregate` reads `JudgedTurn.answer` (deterministic checks): results then read the
     #: answer texts back from the log, which they otherwise never hold
     needs_answer_text: ClassVar[bool] = False
@@ -284,6 +293,22 @@ class Benchmark(ABC):
         settings.options = validate_options(self.name, self.options_model, settings.options)
         if settings.parser not in ("strict", "compat"):
             raise UserError(f"unknown parser {settings.parser!r} (use strict or compat)")
+
+    @classmethod
+    def outcome_template_path(cls) -> Path | None:
+        """Where `outcome_template` is: beside the module that defines the benchmark."""
+        if cls.outcome_template is None:
+            return None
+        for klass in cls.__mro__:
+            if "outcome_template" in vars(klass):
+                return Path(inspect.getfile(klass)).parent / cls.outcome_template
+        return None
+
+    @classmethod
+    def conversation_score(cls, turns: Mapping[int, float]) -> float | None:
+        """A conversation judged turn by turn, as one number (`turnbench export --format
+        conversations`): the mean of its judged turns' scores by default."""
+        return sum(turns.values()) / len(turns) if turns else None
 
     # -- content ---------------------------------------------------------------------------
     @classmethod

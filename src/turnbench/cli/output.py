@@ -210,10 +210,13 @@ def print_estimate(
         table.add_column(column, justify="left" if column == "stage" else "right")
     total: float | None = 0.0
     for row in estimate_rows(prepared, estimate):
-        batch = {"model": model_batch, "user": False}.get(row.role, judge_batch)
+        judged = row.role in estimate.judges
+        batch = model_batch if row.role == "model" else judge_batch and judged
         dollars = estimate_dollars([row], batch=batch, prices=prices)[row.role]
         total = None if total is None or dollars is None else total + dollars
-        label = {"model": "answers", "user": "user turns"}.get(row.role, "judgments")
+        label = {"model": "answers", "user": "user turns"}.get(
+            row.role, "judgments" if judged else row.role
+        )
         table.add_row(
             f"{label} ({shown(row.model)})" + (" [batch]" if batch else ""),
             f"{row.requests:,}",
@@ -233,41 +236,16 @@ def print_estimate(
 
 
 def estimate_rows(prepared: Prepared, estimate: Estimate) -> list:
-    """The estimate per role: the answers' model, then each judge (the judges of a panel
-    get the same requests, so each gets its share)."""
+    """The estimate per role, by name: the answers' model, the simulated user, each role a
+    driver names, then each judge, each priced by the model that plays it."""
     from turnbench.prices import RoleEstimate
 
-    rows = []
-    if estimate.answers and prepared.config.model:
-        rows.append(
-            RoleEstimate(
-                "model",
-                prepared.config.model,
-                estimate.answers,
-                estimate.answer_prompt_tokens,
-                estimate.answer_completion_tokens,
-            )
-        )
-    if estimate.user_turns and prepared.user is not None:
-        rows.append(
-            RoleEstimate(
-                "user",
-                prepared.user.spec,
-                estimate.user_turns,
-                estimate.user_prompt_tokens,
-                estimate.user_completion_tokens,
-            )
-        )
-    judges = prepared.judges or []
-    share = max(1, len(judges))
-    for judge in judges:
-        rows.append(
-            RoleEstimate(
-                judge.id,
-                judge.spec,
-                estimate.judgments // share,
-                estimate.judge_prompt_tokens // share,
-                estimate.judge_completion_tokens // share,
-            )
-        )
-    return rows
+    specs = {name: role.spec for name, role in prepared.roles.items()}
+    if prepared.config.model:
+        specs.setdefault("model", prepared.config.model)
+    return [
+        RoleEstimate(name, specs.get(name, name), count.requests, count.prompt_tokens,
+                     count.completion_tokens)
+        for name, count in estimate.roles.items()
+        if count.requests
+    ]  # fmt: skip

@@ -233,12 +233,13 @@ def compare(
 def export(
     run_dir: RunDir,
     fmt: Annotated[
-        Literal["csv", "jsonl", "fastchat"],
+        Literal["csv", "jsonl", "fastchat", "conversations"],
         typer.Option(
             "--format",
             "-f",
             help="csv or jsonl: one row per judged turn; fastchat: FastChat's "
-            "model_answer and model_judgment files.",
+            "model_answer and model_judgment files; conversations: one JSON object per "
+            "conversation, its messages in OpenAI's chat format, its outcome and score.",
         ),
     ],
     out: Annotated[
@@ -246,8 +247,9 @@ def export(
         typer.Option(
             "--out",
             "-o",
-            help="File (csv, jsonl; '-' for standard output) or folder (fastchat). Default: "
-            "RUN_DIR/judgments.csv, RUN_DIR/judgments.jsonl or RUN_DIR/fastchat/.",
+            help="File (csv, jsonl, conversations; '-' for standard output) or folder "
+            "(fastchat). Default: RUN_DIR/judgments.csv, RUN_DIR/judgments.jsonl, "
+            "RUN_DIR/fastchat/ or RUN_DIR/conversations.jsonl.",
         ),
     ] = None,
     benchmark: ReadBenchmark = None,
@@ -271,6 +273,18 @@ def export(
         refuse_run_file(target, [run_dir])
     run = load_run(run_dir, warn=_warn, benchmark=_named(benchmark), need_benchmark=True)
     out = console(stderr=str(target) == "-")
+    if fmt == "conversations":
+        from turnbench.interop.conversations import write_conversations
+
+        exported = write_conversations(run, target)
+        if exported.without_requests:
+            _warn(
+                f"{exported.without_requests} conversation(s) left out: their answers were "
+                "imported without the requests they answered"
+            )
+        if str(target) != "-":
+            out.print(f"wrote {exported.written} conversation(s) to {shown(target)}")
+        return
     if fmt == "fastchat":
         if str(target) == "-":
             raise UserError("--format fastchat writes a folder; give --out FOLDER")

@@ -54,6 +54,15 @@ def view_command(
         int,
         typer.Option("--overlap", help="Annotators that vote on each item (--annotate)."),
     ] = 2,
+    benchmark: Annotated[
+        str | None,
+        typer.Option(
+            "--benchmark",
+            help="The plug-in benchmark (package.module:ClassName) some of the runs used: "
+            "they are read with it (its outcome's template). Code a run directory names is "
+            "never imported.",
+        ),
+    ] = None,
 ) -> None:
     """Watch runs live, read their reports and conversations, compare two runs (read-only)."""
     from aiohttp import web
@@ -76,9 +85,15 @@ def view_command(
         if found is None or found[1] is not None:
             raise UserError(f"--allow-host {name!r}: not a host name (give it without a port)")
     hosts = Hosts.for_server(host, allow_host or [])
+    named = None
+    if benchmark is not None:
+        from turnbench.benchmarks.recorded import named_benchmark
+
+        named = named_benchmark(benchmark)
     application = build_app(
-        dirs, token=token, annotate_run=annotate, votes_path=votes, overlap=overlap, hosts=hosts
-    )
+        dirs, token=token, annotate_run=annotate, votes_path=votes, overlap=overlap, hosts=hosts,
+        benchmark=named,
+    )  # fmt: skip
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}/"
     operator = application[OPERATOR]

@@ -48,7 +48,7 @@ from turnbench.safetext import file_name_problem
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.types import AnswerRecord, JudgmentRecord, UserTurnRecord
 
-FORMATS = ("csv", "jsonl", "fastchat")
+FORMATS = ("csv", "jsonl", "fastchat", "conversations")
 CSV_COLUMNS = [
     "judge",
     "model",
@@ -408,6 +408,10 @@ def write_fastchat(
 
 
 def default_output(run_dir: Path, fmt: str) -> Path:
-    return (
-        run_dir / {"csv": "judgments.csv", "jsonl": "judgments.jsonl", "fastchat": "fastchat"}[fmt]
-    )
+    names = {
+        "csv": "judgments.csv",
+        "jsonl": "judgments.jsonl",
+        "fastchat": "fastchat",
+        "conversations": "conversations.jsonl",
+    }
+    return run_dir / names[fmt]

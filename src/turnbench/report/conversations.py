@@ -1,12 +1,13 @@
-"""The report's section for conversations scored as a whole (an agent with tools and a
-simulated user: tau-bench), and their transcripts in place of the turn-by-turn browser.
+"""The report's section for conversations scored as a whole (an agent with its tools, a
+conversation its driver scores), and their transcripts in place of the turn-by-turn browser.
 
 The section (`conversations.html`) gives, per model, how its conversations ended and every
-failed one with the reason in a line (the database fields that differ from the gold state,
-the outputs never told, a conversation cut off), linked to its transcript. The transcripts
-(`transcripts.html`, the `transcript` macro of `transcript.html`, which `turnbench view`
-shows too) come failed first, each folded, its tool calls folded inside; beyond
+failed one with the reason in a line (its benchmark's outcome says why: `transcripts.why`),
+linked to its transcript. The transcripts (`transcripts.html`, the `transcript` macro of
+`transcript.html`, which `turnbench view` shows too) come failed first, each folded, its
+tool calls folded inside, its outcome drawn by its benchmark's own template; beyond
 `budget` bytes of markup the rest are counted, not drawn (`turnbench view` shows each).
+Conversations come from the one reader (`Run.conversations`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from turnbench.journal.logindex import SampleDone
+from turnbench.conversation import Conversation
 from turnbench.report.cells import Link
 from turnbench.report.markup import fmt
 from turnbench.report.reading import single
 from turnbench.report.templating import macro, render
-from turnbench.report.transcripts import Transcript, transcripts
+from turnbench.report.transcripts import Transcript, passed, transcripts, why
 from turnbench.store.rundir import Entry
 
 #: failed conversations listed in the section's table per model (the rest are counted)
@@ -39,27 +40,6 @@ def anchor(entry_number: int, sample: str, trial: int | None) -> str:
     return f"conversation-{entry_number}-{sample}-{trial or 0}"
 
 
-def _passed(done: SampleDone | Transcript) -> bool:
-    return done.score is not None and done.score >= 1.0
-
-
-def _reason(done: SampleDone) -> str:
-    """Why a conversation failed, in a line."""
-    detail: dict[str, Any] = done.detail if isinstance(done.detail, dict) else {}
-    reasons = []
-    if done.ended not in (None, "user_stop", "terminating_tool"):
-        reasons.append(f"ended: {done.ended}")
-    diff = detail.get("diff") or []
-    if diff:
-        tables = sorted({str(row.get("table")) for row in diff if isinstance(row, dict)})
-        shown = "50+" if len(diff) >= 50 else str(len(diff))
-        reasons.append(f"database differs from the gold state ({shown} field(s) in "
-                       f"{', '.join(tables)})")  # fmt: skip
-    missing = detail.get("missing_outputs") or []
-    if missing:
-        reasons.append("never told: " + ", ".join(str(item) for item in missing))
-    return "; ".join(reasons) or "scored below 1"
-
 
 @dataclass
 class EntryView:
@@ -72,13 +52,15 @@ class EntryView:
 
 
 def _view(entry: Entry, href: Callable[[Entry, str, int | None], str]) -> EntryView:
-    done = entry.conversations
-    ended = Counter(d.ended or "unknown" for d in done)
-    failed = [d for d in done if not _passed(d)]
+    done = outcomes(entry)
+    ended = Counter(c.ended or "unknown" for c in done)
+    failed = [c for c in done if not passed(c)]
+    scored = {(str(d.sample_id), d.trial): d for d in entry.conversations}
     rows: list[list[object]] = [
-        [Link(href(entry, str(d.sample_id), d.trial), f"#{d.sample_id} trial {d.trial or 0}"),
-         d.group or "–", fmt(d.score), d.ended or "–", d.steps, _reason(d)]
-        for d in failed[:MAX_FAILED_ROWS]
+        [Link(href(entry, str(c.sample_id), c.trial), f"#{c.sample_id} trial {c.trial or 0}"),
+         scored[(str(c.sample_id), c.trial)].group or "–", fmt(c.score), c.ended or "–",
+         scored[(str(c.sample_id), c.trial)].steps, why(c)]
+        for c in failed[:MAX_FAILED_ROWS]
     ]  # fmt: skip
     return EntryView(
         label=entry.label,
@@ -88,6 +70,12 @@ def _view(entry: Entry, href: Callable[[Entry, str, int | None], str]) -> EntryV
         failed=rows,
         more_failed=max(0, len(failed) - MAX_FAILED_ROWS),
     )
+
+
+def outcomes(entry: Entry) -> list[Conversation]:
+    """The entry's conversations scored whole, how each came out (no messages read)."""
+    found = entry.run.conversations(model=entry.model, messages=False)
+    return [conversation for conversation in found if conversation.finished]
 
 
 def conversations_section(
@@ -114,12 +102,11 @@ def shown(transcript: Transcript, label: str) -> dict[str, Any]:
     return {
         "title": f"#{transcript.sample} · {label}{trial}",
         "scored": transcript.scored,
-        "passed": _passed(transcript),
+        "passed": passed(transcript.conversation),
         "score": transcript.score,
         "ended": transcript.ended,
-        "facts": transcript.facts,
-        "missing_outputs": transcript.missing_outputs,
-        "diff": transcript.diff,
+        "why": transcript.why,
+        "outcome": transcript.outcome,
         "entries": transcript.entries,
     }
 
@@ -134,10 +121,10 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
     until `budget` bytes of markup; the rest counted."""
     whole = scored_whole(entries)
     draw = macro("transcript.html", "transcript")
-    items: list[tuple[bool, int, Entry, SampleDone]] = [
-        (_passed(done), number, entry, done)
+    items: list[tuple[bool, int, Entry, Conversation]] = [
+        (passed(done), number, entry, done)
         for number, entry in enumerate(whole, start=1)
-        for done in entry.conversations
+        for done in outcomes(entry)
     ]
     items.sort(key=lambda item: item[0])  # (failed first; stable: sample and trial order)
     parts: list[str] = []
@@ -145,7 +132,7 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
     left_out = 0
     held: dict[int, dict[tuple[str, int | None], Transcript]] = {}
     opened = 0
-    for passed, number, entry, done in items:
+    for is_passed, number, entry, done in items:
         if used >= budget:
             left_out += 1
             continue
@@ -155,7 +142,7 @@ def transcripts_body(entries: list[Entry], budget: int) -> Markup:
         if transcript is None:
             continue
         anchored = anchor(number, transcript.sample, done.trial)
-        is_open = not passed and opened < OPEN_FAILED
+        is_open = not is_passed and opened < OPEN_FAILED
         opened += is_open
         markup = str(draw(shown(transcript, entry.label), anchored, is_open))
         parts.append(markup)

@@ -9,6 +9,8 @@ piece of the text before anything is joined, and return `Markup` only of that.
 from __future__ import annotations
 
 import functools
+import json
+import math
 import re
 import unicodedata
 from typing import Any
@@ -118,20 +120,66 @@ def long_text(text: Any, css_class: str = "", tag: str = "div") -> Markup:
     )
 
 
+MAX_VALUE_CHARS = 2_000  # a value shown compactly (an outcome's field) is cut beyond this
+
+
+def cut(text: str, limit: int) -> str:
+    """Text cut at `limit` characters, saying how many more there were."""
+    if len(text) > limit:
+        return text[:limit] + f" … ({len(text) - limit:,} more characters)"
+    return text
+
+
+def shown_value(value: Any) -> str:
+    """A JSON value as compact text, cut at MAX_VALUE_CHARS (the `value` filter). A value no
+    JSON holds (NaN, an infinity) is written as Python writes it, never as null."""
+    if isinstance(value, str):
+        return cut(value, MAX_VALUE_CHARS)
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
+    except (ValueError, RecursionError):
+        text = repr(value)
+    return cut(text, MAX_VALUE_CHARS)
+
+
+def finite_number(value: Any) -> float | None:
+    """A finite number (from a results file or a record), else None: a file may hold NaN,
+    `true`, or an integer of hundreds of digits (no float holds it, math.isfinite raises
+    OverflowError on it, and a browser's JSON.parse reads it as Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:
+        return None
+
+
 def fmt(value: Any, digits: int = 2) -> str:
-    """A number as the report shows it (`digits` decimals), "–" for none, yes/no for a
-    truth value; any other value as its text (the template escapes it)."""
+    """A number as every page shows it (`digits` decimals), "–" for none (or a number no
+    float holds: NaN, an infinity, an integer of hundreds of digits), yes/no for a truth
+    value; any other value as its text (the template escapes it)."""
     if isinstance(value, bool) or value is None:
         return "–" if value is None else ("yes" if value else "no")
     if isinstance(value, int | float):
-        return f"{value:.{digits}f}"
+        number = finite_number(value)
+        return "–" if number is None else f"{number:.{digits}f}"
     return str(value)
 
 
+def num(value: Any, digits: int = 2) -> str:
+    """The pages' `num` filter: a finite number to `digits` places, else "–" (a template
+    shows a number field this way whatever a hostile file put there: text, a boolean,
+    NaN, an integer no float holds)."""
+    number = finite_number(value)
+    return "–" if number is None else f"{number:.{digits}f}"
+
+
 def fmt_ci(interval: Any) -> str:
-    """An interval as "[low, high]"; "–" unless it is two numbers."""
-    if isinstance(interval, list | tuple) and len(interval) == 2 and None not in interval:
-        return f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+    """An interval as "[low, high]"; "–" unless it is two finite numbers."""
+    if isinstance(interval, list | tuple) and len(interval) == 2:
+        low, high = (finite_number(end) for end in interval)
+        if low is not None and high is not None:
+            return f"[{low:.2f}, {high:.2f}]"
     return "–"
 
 

@@ -106,14 +106,20 @@ def _dollars(value: float | None) -> str:
     return "unknown price" if value is None else format_dollars(float(value))
 
 
+#: what the spending table calls the roles every run may have (any other role, a driver's
+#: own, by its name)
+ROLE_LABELS = {"model": "answers", "user": "user turns", "judge": "judgments"}
+
+
 def _spending_rows(runs: list[Run]) -> list[list[object]]:
-    """Tokens and dollars per run and role, from the results' `usage`."""
+    """Tokens and dollars per run and role (by the role's name), from the results'
+    `usage`."""
     rows: list[list[object]] = []
     for run in runs:
-        for role, name in (("model", "answers"), ("user", "user turns"), ("judge", "judgments")):
-            usage = run.typed.usage.get(role)
-            if usage is None or not usage.requests_logged:
+        for role, usage in run.typed.usage.items():
+            if not usage.requests_logged:
                 continue
+            name = ROLE_LABELS.get(role, role)
             batch = usage.batch_prompt_tokens
             rows.append(
                 [

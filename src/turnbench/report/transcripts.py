@@ -1,182 +1,192 @@
-"""Conversations scored as a whole (an agent with tools and a simulated user), as the log has
-them: each run of a sample (a model, a trial) as one transcript in the order it was held,
-with its outcome.
+"""Conversations as the report and the viewer draw them: each one's lines in the order it was
+held, with its outcome drawn by its benchmark's own template.
 
-The order is rebuilt from the step numbers, without reading any record again: the user
-opens; each agent step is one answer, followed by the tool call it made (a `step` record of
-the same number) or, when it wrote to the user, by the user's next turn. The outcome is the
-sample record's score, how the conversation ended and its explanation (`detail`): a
-database diff (rows of table, record, path, expected, found), outputs never told, and any
-other scalar the benchmark gave. Everything here is plain data: the report's and the view's
-templates escape it.
+The conversation comes whole from the run (`Run.conversations`, the one reader of
+conversations); this module only decides how each message is shown: the user's and other
+speakers' lines, the agent's text, each tool call with its result folded under it (the
+result is the tool message that answers the call's id), and the benchmark's system message
+folded at the top. The outcome is drawn by the benchmark's template
+(`Benchmark.outcome_template`, given the typed `outcome`), or listed field by field for a
+benchmark without one; why a failed conversation failed, in a line, is the outcome's own
+`why()` when it has one. Everything here is plain data or markup the templates escaped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from turnbench.journal.logindex import (
-    AnswerDone,
-    JudgmentDone,
-    SampleDone,
-    StepDone,
-    UserTurnDone,
-)
-from turnbench.store.rundir import Run, sample_sort_key
-from turnbench.types import AnswerRecord
+from markupsafe import Markup
+from pydantic import BaseModel
 
-MAX_VALUE_CHARS = 2_000  # a diff's value or a tool's output beyond this is cut (and says so)
+from turnbench.benchmarks.base import Benchmark
+from turnbench.conversation import Conversation, Said
+from turnbench.report.markup import cut as cut_at
+from turnbench.report.markup import shown_value
+from turnbench.report.templating import render_file
+from turnbench.store.rundir import Run
+
+MAX_LINE_CHARS = 200_000  # a message's text beyond this is cut (and says so)
 
 
 @dataclass
 class Line:
-    """One line of a transcript: the user's turn, the agent's message, or a tool call with
-    its result."""
+    """One line of a transcript: a speaker's message ("user", "agent", "system" or a
+    driver's role), or a tool call with its result."""
 
-    kind: str  # "user", "agent" or "tool"
-    step: int
+    kind: str  # "system", "user", "agent", "tool", or the name of a driver's role
+    step: int  # the agent's step it belongs to (0: before its first)
     text: str = ""
     name: str = ""  # the tool's
     arguments: str = ""
     output: str = ""
+    by: str = ""  # who produced it (the conversation's `Said.by`)
 
 
 @dataclass
 class Transcript:
-    sample: str
-    model: str
-    trial: int | None
+    conversation: Conversation
     entries: list[Line] = field(default_factory=list)
-    score: float | None = None
-    ended: str | None = None
-    scored: bool = False  # a sample record was logged (else: still running or failed)
-    diff: list[dict[str, str]] = field(default_factory=list)
-    missing_outputs: list[str] = field(default_factory=list)
-    facts: list[tuple[str, str]] = field(default_factory=list)  # other scalars of `detail`
+    outcome: Markup = field(default_factory=Markup)  # drawn by the benchmark's template
+    why: str = ""  # why it failed, in a line ("" when it passed or is not finished)
+
+    @property
+    def sample(self) -> str:
+        return str(self.conversation.sample_id)
+
+    @property
+    def model(self) -> str:
+        return self.conversation.model
+
+    @property
+    def trial(self) -> int | None:
+        return self.conversation.trial
+
+    @property
+    def score(self) -> float | None:
+        return self.conversation.score
+
+    @property
+    def ended(self) -> str | None:
+        return self.conversation.ended
+
+    @property
+    def scored(self) -> bool:
+        return self.conversation.finished
 
 
-def shown_value(value: Any) -> str:
-    """A JSON value as compact text, cut at MAX_VALUE_CHARS."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) > MAX_VALUE_CHARS:
-        return text[:MAX_VALUE_CHARS] + f" … ({len(text) - MAX_VALUE_CHARS:,} more characters)"
-    return text
+def cut(text: str) -> str:
+    """A message's text cut at MAX_LINE_CHARS, saying how many more there were."""
+    return cut_at(text, MAX_LINE_CHARS)
 
 
 def pretty(text: str) -> str:
     """A tool's arguments or output: indented when it is a JSON object or list."""
+    if len(text) > MAX_LINE_CHARS:
+        return cut(text)
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return shown_value(text)
     if isinstance(value, dict | list):
-        return shown_value(json.dumps(value, ensure_ascii=False, indent=2))
+        try:
+            return shown_value(json.dumps(value, ensure_ascii=False, indent=2))
+        except (ValueError, RecursionError):
+            return shown_value(text)
     return shown_value(text)
 
 
-def _outcome(transcript: Transcript, done: SampleDone) -> None:
-    transcript.scored = True
-    transcript.score = done.score
-    transcript.ended = done.ended
-    detail: Mapping[str, Any] = done.detail if isinstance(done.detail, Mapping) else {}
-    for row in detail.get("diff") or []:
-        if isinstance(row, Mapping):
-            transcript.diff.append(
-                {
-                    "table": str(row.get("table", "")),
-                    "record": str(row.get("record", "")),
-                    "path": str(row.get("path", "")),
-                    "expected": shown_value(row.get("expected")),
-                    "found": shown_value(row.get("found")),
-                }
-            )
-    transcript.missing_outputs = [str(item) for item in detail.get("missing_outputs") or []]
-    for name, value in detail.items():
-        if name not in ("diff", "missing_outputs", "ended") and isinstance(
-            value, str | int | float | bool
-        ):
-            transcript.facts.append((str(name), shown_value(value)))
+def passed(conversation: Conversation) -> bool:
+    return conversation.score is not None and conversation.score >= 1.0
 
 
-def _ordered(
-    users: dict[int, UserTurnDone],
-    answers: dict[int, AnswerDone],
-    steps: dict[int, StepDone],
-    text_of: Callable[[AnswerDone], str],
-) -> list[Line]:
+def why(conversation: Conversation) -> str:
+    """Why a finished conversation failed, in a line: its outcome's `why()` when it has
+    one, else how it ended and its score."""
+    if not conversation.finished or passed(conversation):
+        return ""
+    outcome = conversation.outcome
+    explain = getattr(outcome, "why", None)
+    if callable(explain):
+        reason = explain()
+        if isinstance(reason, str) and reason:
+            return reason
+    if conversation.ended:
+        return f"ended: {conversation.ended}; scored {conversation.score}"
+    return "scored below 1"
+
+
+def lines(conversation: Conversation) -> list[Line]:
+    """The conversation's messages as lines: each tool call with the result that answers
+    its id (or, a result with no call naming it, on its own)."""
+    results: dict[str, Said] = {}
+    for said in conversation.messages:
+        if said.role == "tool" and said.tool_call_id:
+            results.setdefault(said.tool_call_id, said)
+    shown: set[int] = set()
     entries: list[Line] = []
-    user_turn = 1
-    if 1 in users:
-        entries.append(Line("user", 0, text=users[1].text))
-    for number in sorted(answers):
-        answer = answers[number]
-        text = answer.text if answer.text is not None else text_of(answer)
-        if text:
-            entries.append(Line("agent", number, text=text))
-        step = steps.get(number)
-        if step is not None:
-            arguments, output = pretty(step.arguments), pretty(step.output)
-            entries.append(Line("tool", number, name=step.name, arguments=arguments, output=output))
-            continue
-        if answer.tool_calls:  # (called, but its step was not logged: the run stopped)
-            for call in answer.tool_calls:
-                function = call.get("function") or {}
-                name, arguments = str(function.get("name", "")), str(function.get("arguments", ""))
-                entries.append(Line("tool", number, name=name, arguments=pretty(arguments)))
-            continue
-        user_turn += 1
-        if user_turn in users:
-            entries.append(Line("user", number, text=users[user_turn].text))
+    step = 0
+    for said in conversation.messages:
+        if said.role == "assistant":
+            step += 1
+            if said.content:
+                entries.append(Line("agent", step, text=cut(said.content), by=said.by))
+            for call in said.tool_calls:
+                result = results.get(call.id)
+                if result is not None:
+                    shown.add(id(result))
+                entries.append(
+                    Line(
+                        "tool", step, name=call.name, arguments=pretty(call.arguments),
+                        output=pretty(result.content) if result is not None else "", by="tool",
+                    )
+                )  # fmt: skip
+        elif said.role == "tool":
+            if id(said) not in shown:
+                entries.append(
+                    Line("tool", step, name=said.name or "", output=pretty(said.content), by="tool")
+                )
+        else:
+            kind = said.role if said.by in ("user", "benchmark", "model") else said.by
+            kind = "system" if said.role in ("system", "developer") else kind
+            entries.append(Line(kind, step, text=cut(said.content), by=said.by))
     return entries
 
 
+def outcome_markup(cls: type[Benchmark] | None, conversation: Conversation) -> Markup:
+    """The outcome drawn by the benchmark's template, or its fields listed."""
+    outcome = conversation.outcome
+    if not conversation.finished or outcome is None:
+        return Markup()
+    path = cls.outcome_template_path() if cls is not None else None
+    if path is not None and isinstance(outcome, BaseModel):
+        return render_file(path, outcome=outcome, conversation=conversation)
+    fields = outcome.model_dump(mode="json") if isinstance(outcome, BaseModel) else outcome
+    facts = [
+        (str(name), shown_value(value))
+        for name, value in (fields.items() if isinstance(fields, Mapping) else ())
+    ]
+    return render_file(None, facts=facts)
+
+
 def transcripts(run: Run, sample: str | None = None) -> list[Transcript]:
-    """The transcripts of a run's samples scored as a whole or holding tool steps (of
-    `sample` only, when given), by sample, model and trial; a sample of turn-by-turn judging
-    has none. An answer whose text the index does not keep (an imported one) is read from
-    its record in the log."""
-
-    def text_of(answer: AnswerDone) -> str:
-        record = run.load(answer)
-        return record.text if isinstance(record, AnswerRecord) else ""
-
-    parts: dict[tuple[str, str, int | None], dict[str, Any]] = {}
-    whole: set[str] = set()
-    for item in run.index.done.values():
-        if isinstance(item, JudgmentDone) or getattr(item, "arm", None) is not None:
-            continue
-        name = str(item.sample_id)
-        if sample is not None and name != sample:
-            continue
-        key = (name, item.model, getattr(item, "trial", None))
-        part = parts.setdefault(key, {"users": {}, "answers": {}, "steps": {}, "sample": None})
-        if isinstance(item, UserTurnDone):
-            part["users"][item.turn] = item
-        elif isinstance(item, AnswerDone):
-            part["answers"][item.turn] = item
-        elif isinstance(item, StepDone):
-            part["steps"][item.turn] = item
-            whole.add(name)
-        elif isinstance(item, SampleDone):
-            part["sample"] = item
-            whole.add(name)
+    """The transcripts of a run's conversations scored as a whole or holding tool calls (of
+    `sample` only, when given), by sample, model and trial; a conversation judged turn by
+    turn is shown turn by turn instead."""
+    cls = run.benchmark_class_or_none()
     found = []
-    for key in sorted(parts, key=_order):
-        name, model, trial = key
-        if name not in whole:
+    for conversation in run.conversations(sample=sample):
+        if not conversation.finished and not any(
+            said.role == "tool" for said in conversation.messages
+        ):
             continue
-        part = parts[key]
-        lines = _ordered(part["users"], part["answers"], part["steps"], text_of)
-        transcript = Transcript(name, model, trial, lines)
-        if part["sample"] is not None:
-            _outcome(transcript, part["sample"])
-        found.append(transcript)
+        found.append(
+            Transcript(
+                conversation,
+                lines(conversation),
+                outcome_markup(cls, conversation),
+                why(conversation),
+            )
+        )
     return found
-
-
-def _order(key: tuple[str, str, int | None]) -> tuple[Any, ...]:
-    name, model, trial = key
-    return (sample_sort_key(name), model, -1 if trial is None else trial)

@@ -9,8 +9,10 @@ because the log keeps them as JSON numbers or strings depending on the benchmark
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -31,7 +33,14 @@ from turnbench.benchmarks.recorded import (
     plugin_not_named,
     recorded_benchmark,
 )
+from turnbench.conversation import Conversation
 from turnbench.errors import UserError
+from turnbench.journal.conversations import (
+    ConversationId,
+    Parts,
+    conversation_parts,
+    read_conversation,
+)
 from turnbench.journal.logindex import (
     GROUP_META_KEYS,
     AnswerDone,
@@ -162,6 +171,7 @@ class RunRecords:
         self.questions: dict[str, dict[int, str]] = {}  # sample id -> turn -> question
         self.warnings: list[str] = []  # what reading the log reported
         self._held: list[LogRecord] | None = None  # records given in memory (tests, API)
+        self._fd: int | None = None  # the log, open for `load` once a record is read again
         if records is not None:
             self._held = list(records)
             for number, record in enumerate(self._held):
@@ -224,17 +234,20 @@ class RunRecords:
         scan_records(path, part._add, part.warnings.append, start=start)
         return part
 
-    def load(self, done: AnswerDone | JudgmentDone) -> AnswerRecord | JudgmentRecord:
-        """The whole record an index entry stands for."""
+    def load(self, done: Any) -> Any:
+        """The whole record an index entry stands for (read at its offset: a reader of
+        many records, a conversation's chain or an export, opens the log once)."""
         if self._held is not None:
-            record = self._held[done.offset]
-        else:
-            assert self.path is not None
-            with self.path.open("rb") as handle:
-                handle.seek(done.offset)
-                record = parse_record_bytes(handle.read(done.length))
-        assert isinstance(record, AnswerRecord | JudgmentRecord)
-        return record
+            return self._held[done.offset]
+        assert self.path is not None
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return parse_record_bytes(os.pread(self._fd, done.length, done.offset))
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)  # type: ignore[arg-type]
 
     def shown(self, entries: list[AnswerDone | JudgmentDone]) -> list[str | list[str]]:
         """What a reader shows of each entry besides its outcome: an answer's text, a
@@ -563,6 +576,61 @@ class Run:
         """Every pairwise game in the log (latest trusted per key)."""
         return [d for d in self.index.done.values() if isinstance(d, JudgmentDone) and d.is_game]
 
+    @cached_property
+    def conversation_parts(self) -> dict[ConversationId, Parts]:
+        """The index entries of every conversation of the run (one pass over the index)."""
+        judge = self.judge_ids[0] if self.judge_ids else None
+        return conversation_parts(self.index, judge)
+
+    def conversations(
+        self,
+        *,
+        model: str | None = None,
+        sample: str | None = None,
+        trial: int | Literal["any"] | None = "any",
+        arm: str | Literal["any"] | None = None,
+        messages: bool = True,
+    ) -> list[Conversation]:
+        """The run's conversations (those of `model`, `sample` (its id as text), `trial`
+        and stress `arm` when given; the unperturbed ones by default), each read whole by
+        the one reader of conversations (`journal.conversations`), in sample, model and
+        trial order, its outcome typed by the run's benchmark; without `messages`, only
+        how each came out (nothing read from the log)."""
+        cls = self.benchmark_class_or_none()
+        parts = self.conversation_parts
+        chosen = [
+            ident
+            for ident in parts
+            if (model is None or ident[0] == model)
+            and (sample is None or ident[1] == sample)
+            and (trial == "any" or ident[2] == trial)
+            and (arm == "any" or ident[3] == arm)
+        ]
+        chosen.sort(key=lambda i: (sample_sort_key(i[1]), i[0], i[2] or 0, i[3] or ""))
+        return [
+            read_conversation(
+                ident,
+                parts[ident],
+                self.load_record,
+                self.benchmark,
+                cls.outcome_model if cls is not None else None,
+                cls.conversation_score if cls is not None else None,
+                messages=messages,
+            )
+            for ident in chosen
+        ]
+
+    def benchmark_class_or_none(self) -> type[Benchmark] | None:
+        """The benchmark's class when it can be had without the user naming a plug-in."""
+        try:
+            return self.benchmark_class
+        except UserError:
+            return None
+
+    def load_record(self, done: Any) -> LogRecord:
+        """The whole record any index entry stands for."""
+        return self.log.load(done)
+
 
 def read_results(directory: Path) -> dict[str, Any]:
     path = directory / RESULTS_NAME
@@ -851,6 +919,12 @@ class FinishedRun:
 
     def model_results(self, model: str | None = None) -> dict[str, Any]:
         return select_entry(self.run, model, "model").results
+
+    def conversations(self, model: str | None = None) -> list[Conversation]:
+        """Every conversation of the run, whole and typed (`turnbench.conversation`): its
+        messages in order, each with the role that produced it, and its outcome (what
+        `turnbench export --format conversations` writes, `Conversation.export()`)."""
+        return self.run.conversations(model=model, arm="any")
 
     def turns(self) -> Iterator[dict[str, Any]]:
         """One row per judged turn (and judge): scores, verdicts, the answer, raw replies."""

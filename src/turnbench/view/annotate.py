@@ -46,12 +46,13 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from aiohttp import web
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, Sample
 from turnbench.errors import UserError
 from turnbench.journal.logindex import AnswerDone
+from turnbench.report.templating import environment
 from turnbench.safetext import name_problem
 from turnbench.store.rundir import Run, load_run, sample_sort_key
 from turnbench.textio import NestingError, describe_validation_error, loads_json
@@ -591,12 +592,10 @@ def add_annotation_routes(
     check is put first in `app` unless it is there). `export_token`: the token the votes
     export needs (`Authorization: Bearer` or `?token=`; None: the export is refused)."""
     ensure_host_check(app, hosts)
-    loaders = [FileSystemLoader(str(HERE / "templates"))]
+    folders = [str(HERE / "templates")]
     if base_template_dir is not None:
-        loaders.insert(0, FileSystemLoader(str(base_template_dir)))
-    templates = Environment(
-        loader=ChoiceLoader(loaders), autoescape=select_autoescape(default=True)
-    )
+        folders.insert(0, str(base_template_dir))
+    templates = environment(*folders)
     state = Annotation(run_dir, votes_path, overlap, templates, hosts)
 
     async def page(request: web.Request) -> web.Response:

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment
 
+from turnbench.benchmarks.recorded import NamedBenchmark
 from turnbench.errors import UserError
-from turnbench.report.markup import long_text
-from turnbench.report.templating import TEMPLATES as REPORT_TEMPLATES
+from turnbench.report.templating import environment
 from turnbench.view.hosts import LOOPBACK, Hosts, host_middleware
 from turnbench.view.pages import RunCache
-from turnbench.view.runs import RunDir, RunFinder, finite_number
+from turnbench.view.runs import RunDir, RunFinder
 from turnbench.view.static import static_route
 from turnbench.view.tokens import TOKEN_COOKIE, offered_token, same_token
 
@@ -286,19 +286,9 @@ async def no_favicon(_request: web.Request) -> web.Response:
 
 
 def templates() -> Environment:
-    env = Environment(
-        # (the report's templates too: a conversation scored whole is drawn by its macro)
-        loader=FileSystemLoader([str(HERE / "templates"), str(REPORT_TEMPLATES)]),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-    )
-    env.filters["long_text"] = long_text
-    env.filters["num"] = lambda v, d=2: "–" if finite_number(v) is None else f"{v:.{d}f}"
-    env.filters["ci"] = lambda v: (
-        f"[{v[0]:.2f}, {v[1]:.2f}]"
-        if isinstance(v, list | tuple) and len(v) == 2 and None not in map(finite_number, v)
-        else "–"
-    )
-    return env
+    """The view's pages in turnbench's one template environment (the report's filters and
+    macros, and its `transcript` macro for conversations drawn whole)."""
+    return environment(str(HERE / "templates"))
 
 
 def build_app(
@@ -311,13 +301,16 @@ def build_app(
     warm: bool = True,
     hosts: Hosts = LOOPBACK,
     operator_token: str | None = None,
+    benchmark: NamedBenchmark | None = None,
 ) -> web.Application:
     """The application over `dirs` (each must be a directory). `token`: every request must
     carry it (None: no check, for a loopback address only; the CLI decides). `hosts`: the
     host names it answers to. With `annotate_run` the human-judging page of that run is
     added, its votes in `votes_path`, and every page that names a model needs the
     operator's token (`operator_token`, else one made now: `app[OPERATOR]`).
-    `warm`: read the finished runs into the cache in the background (see `_warm`)."""
+    `warm`: read the finished runs into the cache in the background (see `_warm`).
+    `benchmark`: a plug-in benchmark the user named (`--benchmark`): the runs that recorded
+    it are read with it (its outcome's model and template; nothing a run names is imported)."""
     # the report's modules are imported while the server starts, not by the first request
     # that opens a run (importing them takes a few tenths of a second)
     import turnbench.report.compare
@@ -342,7 +335,7 @@ def build_app(
     app[OPERATOR] = operator
     app[ROOTS] = roots
     app[FINDER] = RunFinder(roots)
-    app[CACHE] = RunCache(roots)
+    app[CACHE] = RunCache(roots, named=benchmark)
     app[TEMPLATES] = templates()
 
     stop_warming = threading.Event()

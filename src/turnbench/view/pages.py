@@ -22,8 +22,9 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
+from turnbench.benchmarks.recorded import NamedBenchmark
 from turnbench.errors import UserError
-from turnbench.journal.logindex import AnswerDone, JudgmentDone, SampleDone, StepDone
+from turnbench.journal.logindex import AnswerDone, JudgmentDone
 from turnbench.journal.runlog import LOG_NAME
 from turnbench.report import conversations
 from turnbench.report.markup import breakable
@@ -72,9 +73,12 @@ class Loaded:
 class RunCache:
     """Parsed runs by the state of their files (see the module's docstring)."""
 
-    def __init__(self, roots: list[Path], size: int = 16) -> None:
+    def __init__(
+        self, roots: list[Path], size: int = 16, named: NamedBenchmark | None = None
+    ) -> None:
         self.roots = roots
         self.size = size
+        self.named = named  # a plug-in the user named: the runs that recorded it read with it
         self._loaded: dict[Path, Loaded] = {}
         self._lock = threading.Lock()
 
@@ -89,6 +93,10 @@ class RunCache:
                 run = load_run(
                     rundir.path, label=rundir.rel, require_log=False, warn=warnings.append
                 )
+                if self.named is not None:
+                    run.named = self.named
+                    if not run.named_fits():
+                        run.named = None
                 run.log  # noqa: B018  (read now, under the lock)
                 loaded = Loaded(key, run, None, warnings)
             except UserError as error:
@@ -324,33 +332,27 @@ def _judgment(done: JudgmentDone, record: JudgmentRecord) -> dict[str, Any]:
 
 
 def _samples(run: Run, rundir: RunDir) -> list[dict[str, Any]]:
-    """Every sample of the run with its turns and mean score, in one pass over the index
-    (the unperturbed answers and the first judge's first single-grading judgments; for a
-    conversation scored as a whole, its agent steps and the mean of its trials' scores)."""
-    judge = run.judge_ids[0] if run.judge_ids else run.judge
+    """Every sample of the run with its number of answered turns and mean score, from its
+    conversations (`Run.conversation_parts`, one pass over the index): a conversation scored
+    whole counts its score (each trial's), one judged turn by turn the first judge's scores
+    of its turns; stress arms' conversations are not the run's own."""
     found: dict[str, dict[str, Any]] = {}
-    for done in run.index.done.values():
-        if getattr(done, "arm", None) is not None or isinstance(done, StepDone):
+    for (_model, sample, _trial, arm), parts in run.conversation_parts.items():
+        if arm is not None:
             continue
-        row = found.get(str(done.sample_id))
-        if row is None:
-            row = found[str(done.sample_id)] = {"group": None, "scores": [], "turns": set()}
-        if isinstance(done, SampleDone):
-            if done.score is not None:
-                row["scores"].append(done.score)
-            continue
-        row["turns"].add(done.turn)
+        row = found.setdefault(sample, {"group": None, "scores": [], "turns": 0})
+        row["turns"] = max(row["turns"], len(parts.answers))
         if row["group"] is None:
-            row["group"] = done.group
-        if (
-            isinstance(done, JudgmentDone)
-            and done.judge == judge
-            and not done.is_game
-            and done.criterion is None
-            and done.repeat == 0
-            and done.score is not None
-        ):
-            row["scores"].append(done.score)
+            groups = [a.group for a in parts.answers if a.group] + [
+                u.group for u in parts.users if u.group
+            ]
+            row["group"] = parts.sample.group if parts.sample is not None else None
+            row["group"] = row["group"] or (groups[0] if groups else None)
+        if parts.sample is not None:
+            if parts.sample.score is not None:
+                row["scores"].append(parts.sample.score)
+        else:
+            row["scores"].extend(parts.judged.values())
     rows = []
     for sample in sorted(found, key=sample_sort_key):
         row = found[sample]
@@ -359,7 +361,7 @@ def _samples(run: Run, rundir: RunDir) -> list[dict[str, Any]]:
             {
                 "sample": sample,
                 "group": row["group"],
-                "turns": len(row["turns"]),
+                "turns": row["turns"],
                 "mean": sum(scores) / len(scores) if scores else None,
                 "href": run_href(rundir, "conversation", sample=sample),
             }

@@ -20,7 +20,6 @@ Nothing here writes: files are opened read-only, links are never followed.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import threading
@@ -33,6 +32,7 @@ from pydantic_core import from_json
 
 from turnbench.errors import RunDirectoryError
 from turnbench.journal.runlog import LOCK_NAME, LOG_NAME, open_regular
+from turnbench.report.markup import finite_number
 from turnbench.store.resultsfile import RESULTS_NAME
 from turnbench.store.runfiles import AUDIT_NAME
 from turnbench.textio import NestingError, loads_json
@@ -401,18 +401,6 @@ class RunDir:
             "last_activity": _iso(self.tail.last_ts),
             "cost_usd": _cost((results or {}).get("usage")),
         }
-
-
-def finite_number(value: Any) -> float | None:
-    """A finite number from a results file, else None (a file may hold NaN, `true`, or an
-    integer of hundreds of digits: no float holds it, math.isfinite raises OverflowError on
-    it, and a browser's JSON.parse reads it as Infinity)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        return value if math.isfinite(value) else None
-    except OverflowError:
-        return None
 
 
 def _interval(value: Any) -> list[float] | None:

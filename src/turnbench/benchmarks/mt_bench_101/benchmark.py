@@ -266,6 +266,11 @@ class MTBench101(Benchmark):
     def describe(self, sample: Sample) -> dict[str, Any]:
         return {"id": sample.id, "task": sample.group}
 
+    @classmethod
+    def conversation_score(cls, turns: Mapping[int, float]) -> float | None:
+        """A dialogue is scored by its weakest turn (the paper's rule)."""
+        return min(turns.values()) if turns else None
+
     def aggregate(self, judged: Sequence[JudgedTurn]) -> MTBench101Tables:
         outcomes = [
             TurnOutcome(

@@ -35,11 +35,16 @@ from turnbench.benchmarks.tables import ScoreTables
 from turnbench.benchmarks.tau_bench.database import DatabaseState
 from turnbench.benchmarks.tau_bench.domain import TauDomain
 from turnbench.benchmarks.tau_bench.options import DEFAULT_MAX_STEPS, TauOptions
-from turnbench.benchmarks.tau_bench.reward import pass_hat_k, pass_hat_k_intervals, reward
+from turnbench.benchmarks.tau_bench.reward import (
+    RewardResult,
+    pass_hat_k,
+    pass_hat_k_intervals,
+    reward,
+)
 from turnbench.benchmarks.tau_bench.sources import data_files
 from turnbench.benchmarks.tau_bench.tasks import Task
 from turnbench.benchmarks.tau_bench.user import USER_PROMPT_VERSION, user_ask
-from turnbench.engine.drivers.tool_agent import Scored, ToolAgent, ToolOutcome
+from turnbench.engine.drivers.tool_agent import Call, Scored, ToolAgent, ToolOutcome
 from turnbench.errors import UserError
 from turnbench.samples import UserAsk
 from turnbench.stats.scoring import bootstrap_mean_ci, mean
@@ -107,6 +112,9 @@ class TauTask:
     def tools(self) -> tuple[dict[str, Any], ...]:
         return tuple(self.domain.tools.schemas)
 
+    def opening(self) -> None:
+        return None  # (the simulated user opens)
+
     def fresh(self) -> DatabaseState:
         return DatabaseState.fresh(self.domain.base)
 
@@ -119,12 +127,14 @@ class TauTask:
             self.task.instruction, heard, said, acted=acted, needs_change=self.needs_change
         )
 
-    def score(self, state: Any, said_to_user: Sequence[str], ended: str) -> Scored:
+    def score(
+        self, state: Any, said_to_user: Sequence[str], ended: str, calls: Sequence[Call]
+    ) -> Scored:
         gold = self.domain.gold(self.task)
         result = reward(state, gold, list(self.task.outputs), list(said_to_user), ended)
         return Scored(
             score=result.reward,
-            detail=result.model_dump(mode="json"),
+            outcome=result,
             fields={"task_id": self.task_id, "reward": result.reward},
         )
 
@@ -137,6 +147,7 @@ class TauBench(Benchmark):
     sample_noun = "tasks"
     group_kind = "split"
     history = "simulated"  # (the user's turns are made at run time: nothing to perturb)
+    calls_per_reply = "first"  # (upstream's agent runs only the first call of a reply)
     needs_judge = False
     user_model = "required"
     default_answer_temperature = 0.0  # upstream's agent temperature
@@ -160,6 +171,8 @@ class TauBench(Benchmark):
     }
     results_model = TauTables
     header_model = TauSettings
+    outcome_model = RewardResult
+    outcome_template = "outcome.html"  # (beside this module: the diff and the outputs missing)
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
         super().__init__(files, settings)

@@ -39,6 +39,23 @@ class RewardResult(BaseModel):
     missing_outputs: list[str]
     diff: list[FieldDiff]
     ended: str
+    #: a re-scored trajectory's reward as its file recorded it (`import --format tau-bench`)
+    recorded_reward: float | None = None
+
+    def why(self) -> str:
+        """Why the conversation failed, in a line (the report's and the viewer's)."""
+        reasons = []
+        if self.ended not in SCORED_ENDINGS:
+            reasons.append(f"ended: {self.ended}")
+        if self.diff:
+            tables = sorted({row.table for row in self.diff})
+            shown = "50+" if len(self.diff) >= 50 else str(len(self.diff))
+            reasons.append(
+                f"database differs from the gold state ({shown} field(s) in {', '.join(tables)})"
+            )
+        if self.missing_outputs:
+            reasons.append("never told: " + ", ".join(self.missing_outputs))
+        return "; ".join(reasons) or "scored below 1"
 
 
 def told(output: str, said_to_user: Sequence[str]) -> bool:
