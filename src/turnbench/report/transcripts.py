@@ -25,6 +25,7 @@ from turnbench.journal.logindex import (
     StepDone,
     UserTurnDone,
 )
+from turnbench.safetext import fix_surrogates
 from turnbench.store.rundir import Run, sample_sort_key
 from turnbench.types import AnswerRecord
 
@@ -67,13 +68,15 @@ def shown_value(value: Any) -> str:
 
 
 def pretty(text: str) -> str:
-    """A tool's arguments or output: indented when it is a JSON object or list."""
+    """A tool's arguments or output: indented when it is a JSON object or list (a lone
+    surrogate its escapes spell is shown as U+FFFD: the page is UTF-8; a value too deep to
+    indent is shown as written)."""
     try:
         value = json.loads(text)
+        if isinstance(value, dict | list):
+            return shown_value(fix_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     except (ValueError, RecursionError):
-        return shown_value(text)
-    if isinstance(value, dict | list):
-        return shown_value(json.dumps(value, ensure_ascii=False, indent=2))
+        pass
     return shown_value(text)
 
 
