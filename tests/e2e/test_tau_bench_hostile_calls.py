@@ -238,12 +238,15 @@ def test_the_same_values_through_the_anthropic_path(case, env, tmp_path):
     assert sample["ended"] == "user_stop"
 
 
-def _imported(data_dir: Path, name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """One airline trajectory of task 0: the hostile call, its (recorded) result, a word
+def _imported(data_dir: Path, name: str, arguments: Any) -> list[dict[str, Any]]:
+    """One airline trajectory of task 0: the hostile call (`arguments` as the file holds
+    them: a dict is written as upstream writes it, as text), its (recorded) result, a word
     to the user and the user's stop."""
     policy = (data_dir / "tau_bench" / "airline" / "policy.md").read_text()
+    if isinstance(arguments, dict):
+        arguments = json.dumps(arguments)
     call = {"id": "call_0", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)}}  # fmt: skip
+            "function": {"name": name, "arguments": arguments}}  # fmt: skip
     traj = [
         {"role": "system", "content": policy},
         {"role": "user", "content": "Hi, I need help."},
@@ -270,6 +273,21 @@ def test_the_same_values_through_import_format_tau_bench(case, env, data_dir, tm
     check_readable(out, env)
     (output,) = step_outputs(out)
     assert output.startswith("Error: ") and why in output and name in output, output
+
+
+@pytest.mark.parametrize("arguments", [[1, 2], None])
+def test_imported_arguments_that_are_no_text_are_read_by_the_live_rule(
+    arguments, env, data_dir, tmp_path
+):
+    """A trajectory's call whose `arguments` is an array or null (not the text upstream
+    writes) is kept as its JSON text and refused when replayed, as on a live run. On
+    6f7f1ce it was replayed as `{}`: the airport list."""
+    source = tmp_path / "trajectories.json"
+    source.write_text(json.dumps(_imported(data_dir, "list_all_airports", arguments)))
+    out = tmp_path / "imported"
+    clean(run_cli(["import", "--format", "tau-bench", "--benchmark", "tau-bench-airline",
+                   str(source), "--out", str(out)], env))  # fmt: skip
+    assert step_outputs(out) == ["Error: the arguments of list_all_airports must be a JSON object"]
 
 
 # -- 2. a terminating tool ends the conversation, whatever its arguments -------------------
