@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -35,6 +36,16 @@ MAX_DEPTH = 100
 #: files, a benchmark's data, tau-bench trajectories) are tens of megabytes; a file is read
 #: whole and decoded, so a limit far above them still keeps memory use bounded
 MAX_INPUT_BYTES = 512 << 20
+#: how deep a value a run keeps inside its records (a tool's write to a database) may nest.
+#: The record sits some levels down in the log and in results.json (a database diff's
+#: `found` value is six levels down there) and every reader refuses a file nested deeper
+#: than MAX_DEPTH, so half of it leaves room for any wrapper; real records nest four
+KEPT_DEPTH = MAX_DEPTH // 2
+#: the most digits of an integer a run keeps: Python's json reads and writes no more by
+#: default (`sys.get_int_max_str_digits`), so a longer one breaks the log's reader, the
+#: canonical hash and results.json
+MAX_INT_DIGITS = 4300
+_INT_LIMIT = 10**MAX_INT_DIGITS
 # a FIFO must not hang open(): opened non-blocking, then refused as no regular file
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 Model = TypeVar("Model", bound=BaseModel)
@@ -219,6 +230,87 @@ def loads_json(text: str, limit: int = MAX_DEPTH) -> Any:
     if text.count("[") + text.count("{") > limit and _too_deep(value, limit):
         raise nesting_error(text, limit)
     return fix_tree(value) if may_hold_surrogates(text) else value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # (1e400 reads as infinity)
+        raise ValueError(f"{text} is not a JSON number a float holds")
+    return value
+
+
+def loads_strict_json(text: str, limit: int = MAX_DEPTH) -> Any:
+    """JSON as RFC 8259 defines it, nested at most `limit` deep, its strings as written.
+
+    Python's reader also takes `NaN`, `Infinity` and numbers that overflow to infinity,
+    which no other JSON reader or writer accepts (the next request holding them cannot be
+    encoded); here they raise ValueError. Too deep a value raises NestingError (never
+    RecursionError), malformed text json.JSONDecodeError. Lone surrogates are kept: a value
+    is checked where it would be kept (`storable_problem`), not changed where it is read.
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except RecursionError:
+        raise nesting_error(text, limit) from None
+    if text.count("[") + text.count("{") > limit and _too_deep(value, limit):
+        raise nesting_error(text, limit)
+    return value
+
+
+def _surrogate(text: str) -> str | None:
+    if text.isascii():
+        return None
+    for char in text:
+        if "\ud800" <= char <= "\udfff":
+            return f"the lone surrogate U+{ord(char):04X}, which is no Unicode text"
+    return None
+
+
+def storable_problem(value: Any, limit: int = KEPT_DEPTH) -> str | None:
+    """Why a value cannot be kept in a run, or None when it can.
+
+    A run writes what it keeps to its log and results.json as UTF-8 JSON, hashes it, and
+    its report and viewer read it back: a value is kept only when all of them can. That is
+    JSON's own values (objects with text keys, arrays, text, finite numbers, true, false,
+    null), text that is valid Unicode (a lone surrogate cannot be written as UTF-8), an
+    integer of at most MAX_INT_DIGITS digits, and nesting at most `limit` deep. Walked
+    without recursion, so a value of any depth gets its answer.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            problem = _surrogate(item)
+        elif item is None or isinstance(item, bool):
+            problem = None
+        elif isinstance(item, int):
+            too_long = not -_INT_LIMIT < item < _INT_LIMIT
+            problem = f"an integer of more than {MAX_INT_DIGITS} digits" if too_long else None
+        elif isinstance(item, float):
+            problem = None if math.isfinite(item) else f"the number {item}, which JSON lacks"
+        elif isinstance(item, (dict, list)):
+            if depth > limit:
+                return f"a value nested more than {limit} levels deep"
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if not isinstance(key, str):
+                        return f"the key {key!r}, which is no text"
+                    problem = _surrogate(key)
+                    if problem is not None:
+                        return problem
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in item)
+            problem = None
+        else:
+            problem = f"a {type(item).__name__}, which is no JSON value"
+        if problem is not None:
+            return problem
+    return None
 
 
 def json_problem(error: json.JSONDecodeError | NestingError) -> str:

@@ -469,3 +469,51 @@ def test_a_redirect_is_not_followed_so_the_key_stays_with_its_host():
         with pytest.raises(RequestFailedError, match="HTTP 307"):
             run(scenario())
         assert elsewhere.requests == [] and len(server.requests) == 1
+
+
+class _Gate:
+    """An attempt gate that records what the backend tells it."""
+
+    def __init__(self) -> None:
+        self.unanswered_errors: list[str] = []
+        self.retries = 0
+
+    def unanswered(self, messages, params, error: str) -> None:
+        self.unanswered_errors.append(error)
+
+    def retry(self, messages, params) -> str | None:
+        self.retries += 1
+        return None
+
+
+@pytest.mark.parametrize(
+    ("extra", "messages"),
+    [
+        ({"top_k": float("nan")}, [user("Q")]),  # a value no JSON holds
+        ({"metadata": {"user_id": "\ud800"}}, [user("Q")]),  # no UTF-8
+        ({}, [user("Q"), {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "\ud800"}]),
+    ],
+)  # fmt: skip
+def test_a_request_the_sdk_cannot_encode_is_never_sent_retried_or_billed(fake, extra, messages):
+    """Issue 44, class 4. On 6f7f1ce the SDK's encoding error was taken for a malformed
+    reply: retried up to --max-attempts, each attempt told to the budget as one a provider
+    may bill, though none was sent."""
+    from turnbench.backends.attempts import gated
+
+    gate = _Gate()
+
+    async def scenario():
+        client = backend(fake)
+        try:
+            with gated(gate), pytest.raises(RequestFailedError) as caught:
+                await client.complete(messages, RequestParams(max_tokens=10, extra=extra))
+            return client, caught.value
+        finally:
+            await client.aclose()
+
+    client, error = run(scenario())
+    assert "the request was not sent: it cannot be encoded as JSON" in error.message
+    assert error.attempts == 0 and fake.counts["messages"] == 0
+    assert gate.unanswered_errors == [] and gate.retries == 0 and client.stats.requests == 0

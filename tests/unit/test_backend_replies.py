@@ -90,7 +90,9 @@ def test_negative_usage_never_lowers_a_sum():
         (b"[1, 2]", "not a JSON object"),
         (b"<html>502</html>", "not JSON"),
         (b"", "not JSON"),
-        (b"[" * 100000 + b"]" * 100000, "not JSON"),  # deep nesting: RecursionError
+        # deep nesting is read (the deep part kept as its text) and is no object
+        (b"[" * 100000 + b"]" * 100000, "not a JSON object"),
+        (b"[" * 100000, "not JSON"),  # (and brackets that never close stay unreadable)
     ],
 )
 def test_malformed_replies_are_retryable_errors(raw, why):

@@ -211,3 +211,109 @@ def _echo_tools() -> ToolSet:
 def test_arguments_are_checked_against_the_schemas_required_and_types(arguments, expected):
     base, _ = domain("retail")
     assert _echo_tools().call(DatabaseState.fresh(base), "echo", arguments).output == expected
+
+
+# -- issue 44: what a call may store, terminating tools, arguments by RFC 8259 -------------
+RESERVATION, CARD = "VAAOXJ", "credit_card_1052991"  # (an airline reservation paid by card)
+
+
+def _baggages(count: int) -> dict:
+    return {"reservation_id": RESERVATION, "total_baggages": count, "nonfree_baggages": count,
+            "payment_id": CARD}  # fmt: skip
+
+
+def _passengers(**changed: object) -> dict:
+    passenger = {"first_name": "James", "last_name": "Smith", "dob": "1972-09-24", **changed}
+    return {"reservation_id": RESERVATION, "passengers": [passenger]}
+
+
+def _nested(depth: int) -> object:
+    value: object = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "why"),
+    [
+        # 4,299 digits: the tool stores 50 times it in the payment history (4,301 digits)
+        ("update_reservation_baggages", _baggages(10**4299 - 1),
+         "an integer of more than 4300 digits"),
+        ("update_reservation_passengers", _passengers(first_name="\ud800"),
+         "the lone surrogate U+D800, which is no Unicode text"),
+        ("update_reservation_passengers", _passengers(**{"\udc00": "x"}),
+         "the lone surrogate U+DC00, which is no Unicode text"),
+        # reservation > passengers > passenger > 48 lists: 51 levels, one past the limit
+        ("update_reservation_passengers", _passengers(dob=_nested(48)),
+         "a value nested more than 50 levels deep"),
+    ],
+)  # fmt: skip
+def test_a_call_that_would_store_what_no_run_can_keep_is_undone(name, arguments, why):
+    """The observation says why, the state is as it was before the call (an earlier call's
+    write stays) and the call counts as no write. On 6f7f1ce the write stayed: the hash
+    raised on the integer, results.json could not hold the surrogate, the report refused
+    the nesting."""
+    base, tools = domain("airline")
+    state = DatabaseState.fresh(base)
+    assert tools.call(state, "update_reservation_baggages", _baggages(2)).changed
+    before, writes = state.sha256(), state.writes
+    result = tools.call(state, name, arguments)
+    assert result.output == f"Error: {name} would store {why}; nothing was changed"
+    assert not result.changed and not result.terminal
+    assert state.sha256() == before and state.writes == writes
+    assert state.get("reservations", RESERVATION)["total_baggages"] == 2
+
+
+def test_a_value_at_the_limit_is_kept():
+    """50 levels deep and a 4,300-digit integer are stored (the rule's edges)."""
+    base, tools = domain("airline")
+    state = DatabaseState.fresh(base)
+    result = tools.call(state, "update_reservation_passengers", _passengers(dob=_nested(47)))
+    assert result.changed and not result.output.startswith("Error")
+    kept = tools.call(state, "update_reservation_baggages", _baggages(10**4298))
+    assert kept.changed and state.get("reservations", RESERVATION)["total_baggages"] == 10**4298
+    state.sha256()  # (hashable)
+
+
+@pytest.mark.parametrize("arguments", ['{"summary": "x", "extra": 1}', "{}", '{"summary": 7}',
+                                       "[1]", "null", "{not json", '{"summary": NaN}'])  # fmt: skip
+def test_a_terminating_tool_ends_the_conversation_whatever_its_arguments(arguments):
+    """As upstream's environment, which ends the conversation on a terminating tool even
+    when its call raised. On 6f7f1ce these were an `Error:` and the conversation went on."""
+    for name in ("retail", "airline"):
+        base, tools = domain(name)
+        result = tools.call(DatabaseState.fresh(base), "transfer_to_human_agents", arguments)
+        assert result.output.startswith("Error: ") and result.terminal
+
+
+@pytest.mark.parametrize(
+    ("arguments", "why"),
+    [
+        ('{"user_id": "x", "amount": NaN}', "NaN is not a JSON number"),
+        ('{"user_id": "x", "amount": Infinity}', "Infinity is not a JSON number"),
+        ('{"user_id": "x", "amount": -Infinity}', "-Infinity is not a JSON number"),
+        ('{"user_id": "x", "amount": 1e400}', "1e400 is not a JSON number a float holds"),
+        ('{"user_id": "x", "amount": ' + "[" * 100 + "]" * 100 + "}",
+         "are nested more than 100 levels deep"),
+        ('{"user_id": "x", "amount": ' + "[" * 10_000 + "]" * 10_000 + "}",
+         "are nested more than 100 levels deep"),
+    ],
+)  # fmt: skip
+def test_arguments_are_json_as_rfc_8259_defines_it(arguments, why):
+    """Python's reader takes NaN, Infinity and 1e400 (infinity), which no request can
+    carry (on 6f7f1ce the Anthropic path's next request could not be encoded, forever)."""
+    base, tools = domain("airline")
+    result = tools.call(DatabaseState.fresh(base), "send_certificate", arguments)
+    assert result.output.startswith("Error: the arguments of send_certificate ")
+    assert why in result.output and not result.changed
+
+
+def test_an_error_that_quotes_a_lone_surrogate_shows_it_as_u_fffd():
+    """The observation is text the next request carries (UTF-8): a flight number the tool
+    quotes back holds no lone surrogate."""
+    base, tools = domain("airline")
+    arguments = {"reservation_id": RESERVATION, "cabin": "economy", "payment_id": CARD,
+                 "flights": [{"flight_number": "\ud800", "date": "2024-05-20"}]}  # fmt: skip
+    result = tools.call(DatabaseState.fresh(base), "update_reservation_flights", arguments)
+    assert result.output == "Error: flight \ufffd not found"

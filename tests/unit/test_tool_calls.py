@@ -15,9 +15,16 @@ import pytest
 from turnbench.backends.anthropic_native import AnthropicBackend, build_request, to_completion
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.openai_compat import OpenAICompatBackend
-from turnbench.backends.replies import MalformedReplyError, Redactor, parse_completion
+from turnbench.backends.replies import (
+    MAX_TOOL_CALLS,
+    MalformedReplyError,
+    Redactor,
+    loads_reply,
+    parse_completion,
+)
 from turnbench.backends.retry import RetryPolicy
-from turnbench.batch.base import BatchItem
+from turnbench.batch import anthropic_batch, openai_batch
+from turnbench.batch.base import BatchHandle, BatchItem, jsonl_objects
 from turnbench.batch.openai_batch import OpenAIBatchClient
 from turnbench.errors import RequestFieldConflictError
 from turnbench.testing.fake_anthropic import FakeAnthropic
@@ -129,11 +136,15 @@ def test_a_text_only_request_is_what_it_always_was():
     ("calls", "why"),
     [
         ([{"id": "x", "function": {"arguments": "{}"}}], "no function name"),
-        ([{"id": "x", "function": {"name": "f", "arguments": 7}}], "arguments are no text"),
-        ("not a list", "not a list of calls"),
+        ([{"id": "x", "function": {"name": 7}}], "no function name"),
+        ([{"id": "x", "function": "f"}], "no function object"),
+        (["f"], "no function object"),
+        ("not a list", "tool_calls is not a list"),
     ],
 )
-def test_a_malformed_tool_call_is_a_malformed_reply(calls, why):
+def test_a_call_the_server_broke_is_a_malformed_reply(calls, why):
+    """What the server owes (a list of call objects, each naming its function) is its
+    format: broken, the reply is retried. What the model wrote is kept (below)."""
     body = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}
     with pytest.raises(MalformedReplyError, match=why):
         parse_completion(json.dumps(body).encode(), Redactor())
@@ -260,3 +271,114 @@ def test_the_openai_batch_lines_carry_the_tools_and_the_calls_in_openais_shape()
     assert line["body"]["tools"] == list(TOOLS)
     assert line["body"]["messages"][2]["content"] is None
     assert line["body"]["messages"][2]["tool_calls"] == [CALL, SECOND]
+
+
+# -- one rule for the tool calls of a reply, on every provider (issue 44, class 3) ----------
+def _openai_reply(calls: list[Any]) -> bytes:
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    return json.dumps({"choices": [{"message": message, "finish_reason": "tool_calls"}]}).encode()
+
+
+def _anthropic_reply(blocks: list[Any]) -> dict[str, Any]:
+    return {"content": blocks, "stop_reason": "tool_use", "usage": {}}
+
+
+def _both(given: list[Any]) -> tuple[list[ToolCall], list[ToolCall]]:
+    """The calls of one reply holding (name, id, arguments) triples `given`, read from an
+    OpenAI-compatible body (`arguments`) and from an Anthropic message (`input`)."""
+    openai = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+              for n, i, a in given]  # fmt: skip
+    anthropic = [{"type": "tool_use", "id": i, "name": n, "input": a} for n, i, a in given]
+    first = parse_completion(_openai_reply(openai), Redactor()).tool_calls
+    second = to_completion(_anthropic_reply(anthropic)).tool_calls
+    return first, second
+
+
+@pytest.mark.parametrize(
+    ("given", "arguments"),
+    [
+        ({"order_id": "#W1"}, '{"order_id": "#W1"}'),
+        ([1, 2], "[1, 2]"),  # on 6f7f1ce: OpenAI malformed, Anthropic ran it as {}
+        (None, "null"),  # (the same)
+        (7, "7"),  # (the same)
+        ({"amount": float("nan")}, '{"amount": NaN}'),  # kept: refused where it is run
+        ({"name": "\ud800"}, '{"name": "\\ud800"}'),  # a lone surrogate as its escape
+    ],
+)  # fmt: skip
+def test_arguments_of_any_type_are_kept_as_their_json_text_on_both_providers(given, arguments):
+    """An object sent in place of OpenAI's text, and every `input` of Anthropic's, is kept
+    as the JSON text of what the model wrote, whatever its type: the same calls from both."""
+    openai, anthropic = _both([("f", "c1", given)])
+    assert openai == anthropic == [ToolCall(id="c1", name="f", arguments=arguments)]
+
+
+def test_a_string_is_openais_arguments_text_but_anthropics_wrong_input():
+    """OpenAI's `arguments` is the text of the arguments; Anthropic's `input` is their
+    value, so a string there is a wrong value (its JSON text, refused where it is run)."""
+    openai = parse_completion(_openai_reply([{"id": "c1", "function": {
+        "name": "f", "arguments": '{"a": 1}'}}]), Redactor()).tool_calls  # fmt: skip
+    anthropic = to_completion(_anthropic_reply([{"type": "tool_use", "id": "c1", "name": "f",
+                                                 "input": '{"a": 1}'}])).tool_calls  # fmt: skip
+    assert openai[0].arguments == '{"a": 1}' and anthropic[0].arguments == '"{\\"a\\": 1}"'
+    absent = to_completion(_anthropic_reply([{"type": "tool_use", "id": "c1", "name": "f"}]))
+    assert absent.tool_calls[0].arguments == "{}"  # (as OpenAI's absent arguments)
+
+
+def test_a_reply_keeps_its_first_64_calls_on_both_providers():
+    """On 6f7f1ce an OpenAI-compatible reply of 65 calls was malformed and retried, and an
+    Anthropic one of 1,000 blocks kept them all: the providers disagreed."""
+    given = [("f", f"c{n}", {"n": n}) for n in range(1000)]
+    openai, anthropic = _both(given)
+    assert openai == anthropic and len(openai) == MAX_TOOL_CALLS == 64
+    assert [call.id for call in openai] == [f"c{n}" for n in range(64)]
+
+
+def test_a_call_without_an_id_gets_the_same_made_id_on_both_providers():
+    """On 6f7f1ce an Anthropic tool_use without an id was a malformed reply."""
+    openai, anthropic = _both([("f", None, {"a": 1})])
+    assert openai == anthropic and openai[0].id.startswith("call_")
+    with pytest.raises(MalformedReplyError, match="no function name"):
+        to_completion(_anthropic_reply([{"type": "tool_use", "id": "c1", "input": {}}]))
+
+
+def test_arguments_10000_levels_deep_are_kept_as_the_text_the_server_sent():
+    """A body too deep for Python's reader is read with the deep value kept as its text.
+    On 6f7f1ce: the OpenAI-compatible reply was malformed ("not JSON"); the Anthropic SDK
+    raised RecursionError, which ended the run."""
+    deep = "[" * 10_000 + "]" * 10_000
+    call_json = '{"id": "c1", "function": {"name": "f", "arguments": {"a": ' + deep + "}}}"
+    body = ('{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": '
+            "[" + call_json + "]}}]}")  # fmt: skip
+    (call,) = parse_completion(body.encode(), Redactor()).tool_calls
+    assert call.arguments == '{"a": ' + deep + "}"
+    message = loads_reply('{"content": [{"type": "tool_use", "id": "c1", "name": "f", '
+                          '"input": ' + deep + '}], "usage": {}}')  # fmt: skip
+    assert to_completion(message).tool_calls[0].arguments == deep
+    # a deep value anywhere else is no value the reader takes: a malformed reply
+    with pytest.raises(MalformedReplyError, match="content is null"):
+        parse_completion(('{"choices": [{"message": {"content": ' + deep + "}}]}").encode(),
+                         Redactor())  # fmt: skip
+    with pytest.raises(ValueError):  # (brackets that never balance stay unreadable)
+        loads_reply("[" * 10_000)
+
+
+def test_the_batch_results_are_read_by_the_same_rule():
+    """Both batch APIs read their results as the live paths do: a results line 10,000
+    levels deep is read (on 6f7f1ce: RecursionError out of the results reader), the first
+    64 calls kept, an `input: null` kept as "null" (on 6f7f1ce: `{}`), OpenAI arguments
+    that are an array kept as "[1, 2]" (on 6f7f1ce: an item error, "arguments are no
+    text")."""
+    deep = "[" * 10_000 + "]" * 10_000
+    blocks = [{"type": "tool_use", "id": f"t{n}", "name": "f", "input": None} for n in range(99)]
+    message = json.dumps(_anthropic_reply(blocks))[:-1] + ', "extra": ' + deep + "}"
+    line = '{"custom_id": "a", "result": {"type": "succeeded", "message": ' + message + "}}"
+    (parsed,) = jsonl_objects(line + "\n{not json\n")
+    handle = BatchHandle(provider="anthropic", model="m", endpoint="e", batch_id="b",
+                         custom_ids={"a": 0}, sent_params=[{}])  # fmt: skip
+    completion = anthropic_batch.item_result(parsed, handle)
+    assert len(completion.tool_calls) == 64 and completion.tool_calls[0].arguments == "null"
+    body = json.loads(_openai_reply([{"id": "c", "function": {"name": "f", "arguments": [1, 2]}}]))
+    found = openai_batch.item_result(
+        {"custom_id": "a", "response": {"status_code": 200, "body": body}}, handle
+    )
+    assert found.tool_calls == [ToolCall(id="c", name="f", arguments="[1, 2]")]

@@ -32,10 +32,17 @@ become Anthropic's `tools` (`input_schema`), `tool_use` blocks and `tool_result`
 (consecutive results merged into one user turn).
 
 Response mapping (`to_completion`): text = the text blocks joined (thinking blocks are left
-out), `tool_use` blocks as typed tool calls, stop reasons mapped by `FINISH_REASONS`
-(unknown ones pass through), usage with the cache counts added back into `prompt_tokens`
-(Anthropic's `input_tokens` excludes them).
+out), `tool_use` blocks as typed tool calls by the rule the OpenAI-compatible path shares
+(`replies.tool_call`: the first 64 kept, `input` as its JSON text whatever its type), stop
+reasons mapped by `FINISH_REASONS` (unknown ones pass through), usage with the cache counts
+added back into `prompt_tokens` (Anthropic's `input_tokens` excludes them).
 `top_logprobs` is ignored: the Messages API does not return log probabilities.
+
+The SDK builds and sends each request, and maps HTTP errors; the reply's body is read by
+turnbench (`replies.loads_reply`), as the OpenAI-compatible path reads its own: an `input`
+nested 10,000 levels deep is a call refused where it is run, not a RecursionError in the
+SDK's parse that ends the run. A request the SDK cannot encode (a value no JSON holds) was
+never sent: it fails at once, not retried and not counted as an attempt a provider may bill.
 """
 
 from __future__ import annotations
@@ -56,7 +63,16 @@ from turnbench.backends.endpoints import (
     EndpointPool,
     FixedLimit,
 )
-from turnbench.backends.replies import Redactor, fix_text
+from turnbench.backends.replies import (
+    MAX_TOOL_CALLS,
+    NO_ARGUMENTS,
+    MalformedReplyError,
+    Redactor,
+    fix_text,
+    loads_reply,
+    short_detail,
+    tool_call,
+)
 from turnbench.backends.retry import RetryPolicy, TransientError
 from turnbench.backends.sdk_calls import (
     GaveUp,
@@ -66,6 +82,8 @@ from turnbench.backends.sdk_calls import (
 )
 from turnbench.backends.sdk_transport import sdk_http_client
 from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError, UserError
+from turnbench.safetext import fix_tree
+from turnbench.textio import loads_strict_json
 from turnbench.types import Completion, Message, RequestParams, ToolCall, Usage
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -124,14 +142,16 @@ def sampling_fields(params: RequestParams, *, drop_temperature: bool = False) ->
 
 
 def _tool_input(arguments: str) -> dict[str, Any]:
-    """A tool call's arguments as Anthropic's `input` object. Arguments that are no JSON
-    object (the model wrote them wrong: its tool result said so) go as `{}`: the API
-    takes an object only, and the conversation goes on as recorded."""
+    """A tool call's arguments as Anthropic's `input` object. Arguments the call's runner
+    refused (no JSON object by RFC 8259, nested more than 100 levels: the model wrote them
+    wrong, and its tool result said so) go as `{}`: the API takes an object only, a NaN
+    could not even be encoded, and the conversation goes on as recorded. Lone surrogates
+    become U+FFFD (the request is UTF-8)."""
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except (ValueError, RecursionError):
+        value = loads_strict_json(arguments) if arguments.strip() else {}
+    except ValueError:
         return {}
-    return value if isinstance(value, dict) else {}
+    return fix_tree(value) if isinstance(value, dict) else {}
 
 
 def conversation(messages: list[Message]) -> list[dict[str, Any]]:
@@ -246,8 +266,24 @@ def to_usage(usage: Any) -> Usage:
     )
 
 
+_NO_SECRETS = Redactor()  # (clean_reply redacts every text kept, the calls' included)
+_NO_INPUT: Any = object()
+
+
+def _input(block: Any) -> Any:
+    """A `tool_use` block's `input` as `replies.tool_call` takes arguments: the value
+    itself, but a string as its JSON text (Anthropic's input is a value, never the text of
+    one: a string is a wrong value, refused where the call is run, as an array or null is);
+    absent, no arguments."""
+    given = _get(block, "input", _NO_INPUT)
+    if given is _NO_INPUT:
+        return NO_ARGUMENTS
+    return json.dumps(given, ensure_ascii=False) if isinstance(given, str) else given
+
+
 def to_completion(message: Any) -> Completion:
-    """A Messages API reply (SDK object or plain dict) as a Completion."""
+    """A Messages API reply (SDK object or plain dict) as a Completion; its tool calls by
+    the rule every provider shares (`replies.tool_call`)."""
     content = _get(message, "content")
     if not isinstance(content, list):
         raise TransientError(
@@ -257,17 +293,11 @@ def to_completion(message: Any) -> Completion:
     if any(not isinstance(text, str) for text in texts):
         raise TransientError("malformed response: a text block without text", kind="malformed")
     text = "".join(texts)
-    calls = []
-    for block in content:
-        if _get(block, "type") != "tool_use":
-            continue
-        name, call_id, given = _get(block, "name"), _get(block, "id"), _get(block, "input")
-        if not isinstance(name, str) or not isinstance(call_id, str):
-            raise TransientError(
-                "malformed response: a tool_use block without a name or id", kind="malformed"
-            )
-        arguments = json.dumps(given if isinstance(given, dict) else {}, ensure_ascii=False)
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    uses = [block for block in content if _get(block, "type") == "tool_use"]
+    calls = [
+        tool_call(index, _get(block, "name"), _get(block, "id"), _input(block), _NO_SECRETS)
+        for index, block in enumerate(uses[:MAX_TOOL_CALLS])
+    ]
     stop = _get(message, "stop_reason")
     return Completion(
         text=text,
@@ -319,6 +349,18 @@ def fatal_message(
     else:
         why = "the endpoint answered HTTP 404: the model name or the base URL is wrong"
     return f"{spec} at {endpoint}: {why}. Server said: {detail}. The run stopped at once."
+
+
+def unencodable(body: dict[str, Any]) -> str | None:
+    """Why the SDK could not encode a request body, or None: it writes JSON without NaN or
+    Infinity, as UTF-8 (no lone surrogate), with Python's encoder (no integer of more than
+    4,300 digits, no nesting deeper than its recursion goes). Checked before the SDK is
+    called: the SDK's own failure would look like an attempt that was sent."""
+    try:
+        json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, RecursionError) as error:
+        return f"it cannot be encoded as JSON ({short_detail(str(error), Redactor(), 160)})"
+    return None
 
 
 def _rejects_temperature(error: Exception, sdk: Any) -> bool:
@@ -401,6 +443,11 @@ class AnthropicBackend:
         return sampling_fields(params, drop_temperature=self._drop_temperature)
 
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
+        body = build_request(self.model_name, messages, params, cache=self.prompt_cache)
+        problem = unencodable(body)
+        if problem is not None:  # (never sent: no attempt, no retry, nothing billed)
+            self.stats.failures += 1
+            raise RequestFailedError(f"{self.spec}: the request was not sent: {problem}", 0)
         started = time.monotonic()
         sent: dict[str, Any] = {}
         gate = current_gate()
@@ -483,6 +530,15 @@ class AnthropicBackend:
             sent["tools"] = [tool["name"] for tool in body["tools"]]
         return await self._attempt(body)
 
+    async def _create(self, typed: dict[str, Any], extra: dict[str, Any]) -> bytes:
+        """One Messages API call through the SDK; the reply's body as it came (read by
+        turnbench, not by the SDK's JSON parser)."""
+        raw = await self._client.messages.with_raw_response.create(
+            **typed, extra_body=extra or None
+        )
+        body: bytes = await raw.read()
+        return body
+
     async def _attempt(self, body: dict[str, Any]) -> Completion:
         typed = {k: body[k] for k in ("model", "messages", "max_tokens", "system") if k in body}
         extra = {k: v for k, v in body.items() if k not in typed}
@@ -496,9 +552,8 @@ class AnthropicBackend:
             try:
                 # the whole attempt, not one socket read: a server that trickles its body
                 # one byte at a time is cut at --request-timeout
-                message = await asyncio.wait_for(
-                    self._client.messages.create(**typed, extra_body=extra or None),
-                    self._policy.request_timeout,
+                reply = await asyncio.wait_for(
+                    self._create(typed, extra), self._policy.request_timeout
                 )
             except asyncio.TimeoutError:
                 raise TransientError("timed out", kind="timeout") from None
@@ -529,6 +584,11 @@ class AnthropicBackend:
                 if isinstance(mapped, FatalBackendError):
                     self._fatal = mapped
                 raise mapped from None
+            try:
+                message = loads_reply(reply)
+            except ValueError:
+                start = short_detail(reply[:200].decode("utf-8", "replace"), self._redact, 120)
+                raise MalformedReplyError(f"malformed response: not JSON: {start}") from None
             # a key echoed back by the server never reaches the log or the terminal
             completion = clean_reply(to_completion(message), self._redact)
         except TransientError as error:

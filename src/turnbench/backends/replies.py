@@ -4,6 +4,14 @@ A reply is untrusted input: content may hold lone surrogates (which would crash 
 writer later), `usage` may be strings, floats, negative or absurd (negative usage would let
 a run slip past --max-tokens-total), `content` may be null, and a hostile or buggy server
 may echo our API key back. Everything here is pure and cheap: it runs once per reply.
+
+Tool calls are read by one rule on every provider (OpenAI-compatible `tool_calls`,
+Anthropic's `tool_use` blocks, both batch APIs; docs/tau-bench.md "Tool calls"): the first
+MAX_TOOL_CALLS calls of a reply are kept, in order; a call needs a name (else the reply is
+malformed, retried as a server's fault); an id is made when it has none; its arguments are
+kept as the JSON text of what the model wrote (`arguments_text`), whatever its type or
+depth, and judged where the call is run, so a call that cannot be run is an observation
+the model sees, never a reply retried forever.
 """
 
 from __future__ import annotations
@@ -12,10 +20,13 @@ import hashlib
 import json
 import math
 import re
+import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from turnbench.backends.retry import TransientError
 from turnbench.safetext import fix_surrogates
+from turnbench.textio import MAX_DEPTH
 from turnbench.types import Completion, TokenLogprob, ToolCall, TopLogprob, Usage
 
 # no single request is billed this many tokens; a larger count is a broken or hostile server
@@ -113,41 +124,159 @@ def _optional_text(value: Any, redact: Redactor) -> str | None:
     return fix_text(redact(value))[:200] if isinstance(value, str) else None
 
 
-#: the most tool calls one reply may carry (a broken or hostile server sends thousands)
+#: the most tool calls of one reply that are kept (a broken or hostile server sends
+#: thousands): the first ones, in order; a driver that runs one call per reply (tau-bench)
+#: runs the first
 MAX_TOOL_CALLS = 64
+#: nesting beyond which a reply too deep for Python's JSON reader is cut (`loads_reply`)
+REPLY_DEPTH = MAX_DEPTH
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+#: what stands for absent arguments (OpenAI-compatible servers leave them out of a call
+#: without parameters)
+NO_ARGUMENTS = "{}"
+
+
+@dataclass(frozen=True)
+class DeepJSON:
+    """A value of a reply nested deeper than Python's JSON reader goes, kept as the raw
+    text the server sent (`loads_reply`). Only a tool call's arguments may be one: they are
+    the model's writing, kept and refused where the call is run; anywhere else it is no
+    value the reply's reader accepts (not a string, not a list), so the reply is
+    malformed."""
+
+    text: str
+
+
+def loads_reply(data: bytes | str) -> Any:
+    """A reply's JSON, as Python reads it; ValueError when it is no JSON.
+
+    A body nested thousands of levels deep (a tool call's arguments as a model wrote them)
+    is more than Python's reader can take (RecursionError, which would end the run): then
+    every value that opens deeper than REPLY_DEPTH is read as a `DeepJSON` holding its raw
+    text, so the reply is read and the call kept. A body whose brackets do not balance stays
+    unreadable (ValueError).
+    """
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return _loads_cut(text, REPLY_DEPTH)
+
+
+def _loads_cut(text: str, limit: int) -> Any:
+    """`text` with every value opening below `limit` levels replaced by a unique string,
+    read, and those strings replaced by `DeepJSON`s of the text they stood for."""
+    marker = f"\0deep:{secrets.token_hex(8)}:"
+    pieces: list[str] = []
+    spans: list[str] = []
+    depth = copied = start = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token[0] == '"':
+            continue
+        if token in "[{":
+            depth += 1
+            if depth == limit + 1:
+                start = match.start()
+        else:
+            if depth == limit + 1:
+                pieces += [text[copied:start], json.dumps(f"{marker}{len(spans)}")]
+                spans.append(text[start : match.end()])
+                copied = match.end()
+            depth -= 1
+    pieces.append(text[copied:])
+    try:
+        value = json.loads("".join(pieces))
+    except RecursionError:  # (unbalanced: the deep part never closed)
+        raise ValueError("nested too deep, and its brackets do not balance") from None
+    return _restore(value, marker, spans)
+
+
+def _restore(value: Any, marker: str, spans: list[str]) -> Any:
+    def deep(item: Any) -> Any:
+        if isinstance(item, str) and item.startswith(marker):
+            return DeepJSON(spans[int(item[len(marker) :])])
+        return item
+
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                item[key] = deep(inner)
+                stack.append(item[key])
+        elif isinstance(item, list):
+            for index, inner in enumerate(item):
+                item[index] = deep(inner)
+                stack.append(item[index])
+    return deep(value)
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
+
+
+def arguments_text(value: Any) -> str:
+    """A tool call's arguments as the JSON text the model wrote: OpenAI's `arguments` is
+    that text already (a string, kept as it is); anything else (Anthropic's `input`, an
+    object some servers send in place of the text, or a value of the wrong type: an array,
+    null, a string, a number) is written as its JSON text, so that the place that runs the
+    call reads and judges it by one rule. A lone surrogate is written as its escape (as it
+    would be in OpenAI's text), and a `DeepJSON` part as the text the server sent."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, DeepJSON):
+        return value.text
+    cut: dict[str, str] = {}
+
+    def raw(item: Any) -> str:
+        if not isinstance(item, DeepJSON):
+            raise TypeError(f"{type(item).__name__} is no JSON value")
+        key = f"\0deep:{secrets.token_hex(8)}"
+        cut[json.dumps(key)] = item.text
+        return key
+
+    text = json.dumps(value, ensure_ascii=False, default=raw)
+    for stand_in, original in cut.items():
+        text = text.replace(stand_in, original, 1)
+    return _SURROGATE_CHAR.sub(_escape_surrogate, text)
+
+
+def tool_call(index: int, name: Any, call_id: Any, arguments: Any, redact: Redactor) -> ToolCall:
+    """One call of a reply by the rule both providers share (the module's docstring): a
+    name is required (MalformedReplyError), an id is made from the call when it has none
+    (some servers send none; the conversation needs one to answer it), the arguments are
+    their JSON text."""
+    if not isinstance(name, str) or not name:
+        raise MalformedReplyError("malformed response: a tool call has no function name")
+    text = arguments_text(arguments)
+    if not isinstance(call_id, str) or not call_id:
+        made = hashlib.sha256(f"{index}\0{name}\0{text}".encode(errors="replace"))
+        call_id = f"call_{made.hexdigest()[:16]}"
+    return ToolCall(
+        id=fix_text(redact(call_id))[:200],
+        name=fix_text(redact(name))[:200],
+        arguments=fix_text(redact(text)),
+    )
 
 
 def parse_tool_calls(raw: Any, redact: Redactor) -> list[ToolCall]:
-    """`message.tool_calls` of an OpenAI-style reply as typed calls; [] when absent. A call
-    without a function name, or with arguments that are neither a string nor an object, is
-    a malformed reply (retried); a call without an id gets one made from its content (some
-    servers send none; the conversation needs one to answer it)."""
+    """`message.tool_calls` of an OpenAI-style reply as typed calls (the first
+    MAX_TOOL_CALLS); [] when absent. A list that is no list of call objects, or a call
+    without a function name, is a malformed reply (retried: the server broke its format);
+    absent arguments are `{}`."""
     if raw is None:
         return []
-    if not isinstance(raw, list) or len(raw) > MAX_TOOL_CALLS:
-        raise MalformedReplyError("malformed response: tool_calls is not a list of calls")
+    if not isinstance(raw, list):
+        raise MalformedReplyError("malformed response: tool_calls is not a list")
     calls = []
-    for index, item in enumerate(raw):
+    for index, item in enumerate(raw[:MAX_TOOL_CALLS]):
         function = item.get("function") if isinstance(item, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name:
-            raise MalformedReplyError("malformed response: a tool call has no function name")
-        arguments = function.get("arguments", "{}")  # type: ignore[union-attr]
-        if isinstance(arguments, dict):
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        if not isinstance(arguments, str):
-            raise MalformedReplyError("malformed response: a tool call's arguments are no text")
-        call_id = item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            made = hashlib.sha256(f"{index}\0{name}\0{arguments}".encode()).hexdigest()[:16]
-            call_id = f"call_{made}"
-        calls.append(
-            ToolCall(
-                id=fix_text(redact(call_id))[:200],
-                name=fix_text(redact(name))[:200],
-                arguments=fix_text(redact(arguments)),
-            )
-        )
+        if not isinstance(function, dict):
+            raise MalformedReplyError("malformed response: a tool call has no function object")
+        arguments = function.get("arguments", NO_ARGUMENTS)
+        calls.append(tool_call(index, function.get("name"), item.get("id"), arguments, redact))
     return calls
 
 
@@ -173,12 +302,18 @@ def _content(message: Any, redact: Redactor, calls: bool = False) -> str:
 def parse_completion(body: bytes, redact: Redactor) -> Completion:
     """A chat completion body -> Completion, or MalformedReplyError (retried)."""
     try:
-        data = json.loads(body.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):
+        data = loads_reply(body)
+    except ValueError:
         start = body[:200].decode("utf-8", "replace")
         raise MalformedReplyError(
             f"malformed response: not JSON: {short_detail(start, redact, 120)}"
         ) from None
+    return completion_of(data, redact)
+
+
+def completion_of(data: Any, redact: Redactor) -> Completion:
+    """A chat completion's parsed JSON -> Completion, or MalformedReplyError (a batch
+    result's body, read already, and the live path's share this)."""
     if not isinstance(data, dict):
         raise MalformedReplyError("malformed response: not a JSON object")
     choices = data.get("choices")

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from turnbench.backends.replies import loads_reply
 from turnbench.errors import RequestFailedError, UserError
 from turnbench.record_keys import batch_custom_id as batch_custom_id  # (the batch API names it)
 from turnbench.types import Completion, Message, RequestParams
@@ -226,13 +227,15 @@ def missing_errors(
 
 def jsonl_objects(text: str) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL download; damaged lines are skipped (their items then
-    show as missing, which the engine resubmits)."""
+    show as missing, which the engine resubmits). A line is read as a live reply is
+    (`replies.loads_reply`: a tool call's arguments nested thousands of levels deep are
+    kept as their text, not a RecursionError that ends the run)."""
     objects = []
     for line in text.splitlines():
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads_reply(line)
         except ValueError:
             continue
         if isinstance(value, dict):

@@ -28,7 +28,7 @@ from turnbench.backends.openai_compat import (
 from turnbench.backends.replies import (
     MalformedReplyError,
     Redactor,
-    parse_completion,
+    completion_of,
     short_detail,
 )
 from turnbench.backends.retry import RetryPolicy, TransientError, is_retryable_status
@@ -78,10 +78,10 @@ def _int(value: Any) -> int:
 
 def completion_from_chat(body: Any, redact: Redactor | None = None) -> Completion:
     """A chat.completion JSON body as a Completion, by the live path's own parser
-    (turnbench.backends.replies.parse_completion): null or missing content, no choices or a
+    (turnbench.backends.replies.completion_of): null or missing content, no choices or a
     body that is no object raise MalformedReplyError; server text is redacted of `redact`'s
     secrets and made valid Unicode; usage counts are checked (cached prompt tokens kept)."""
-    return parse_completion(json.dumps(body).encode("utf-8"), redact or Redactor())
+    return completion_of(body, redact or Redactor())
 
 
 def _error_message(body: Any, redact: Redactor) -> str:
@@ -89,7 +89,8 @@ def _error_message(body: Any, redact: Redactor) -> str:
         error = body.get("error")
         if isinstance(error, dict) and error.get("message"):
             return short_detail(str(error["message"]), redact)
-    return short_detail(json.dumps(body), redact) if body is not None else "no detail"
+    shown = json.dumps(body, default=str)  # (a value cut from a body too deep: its text)
+    return short_detail(shown, redact) if body is not None else "no detail"
 
 
 def item_result(

@@ -25,6 +25,7 @@ from turnbench.conversation import Conversation, Said
 from turnbench.report.markup import cut as cut_at
 from turnbench.report.markup import shown_value
 from turnbench.report.templating import render_file
+from turnbench.safetext import fix_surrogates
 from turnbench.store.rundir import Run
 
 MAX_LINE_CHARS = 200_000  # a message's text beyond this is cut (and says so)
@@ -82,18 +83,17 @@ def cut(text: str) -> str:
 
 
 def pretty(text: str) -> str:
-    """A tool's arguments or output: indented when it is a JSON object or list."""
+    """A tool's arguments or output: indented when it is a JSON object or list (a lone
+    surrogate its escapes spell is shown as U+FFFD: the page is UTF-8; a value too deep to
+    indent, or too long, is shown as written, cut)."""
     if len(text) > MAX_LINE_CHARS:
         return cut(text)
     try:
         value = json.loads(text)
+        if isinstance(value, dict | list):
+            return shown_value(fix_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     except (ValueError, RecursionError):
-        return shown_value(text)
-    if isinstance(value, dict | list):
-        try:
-            return shown_value(json.dumps(value, ensure_ascii=False, indent=2))
-        except (ValueError, RecursionError):
-            return shown_value(text)
+        pass
     return shown_value(text)
 
 

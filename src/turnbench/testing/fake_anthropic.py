@@ -65,7 +65,7 @@ class FakeAnthropic(FakeBatchAPI):
         self,
         *,
         api_key: str | None = "test-anthropic-key",
-        responder: Callable[[dict[str, Any]], str | dict[str, Any]] = default_reply,
+        responder: Callable[[dict[str, Any]], str | dict[str, Any] | bytes] = default_reply,
         polls_to_end: int = 2,
     ) -> None:
         super().__init__()
@@ -197,10 +197,16 @@ class FakeAnthropic(FakeBatchAPI):
             "cache_read_input_tokens": read,
         }
 
-    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _message(
+        self, body: dict[str, Any], reply: str | dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The reply: the responder's text (a string), or {"text", "tool_use": [{"id",
-        "name", "input"}]} for a reply that calls tools."""
-        reply = self.responder(body)
+        "name", "input"}]} for a reply that calls tools (`reply`: the responder's answer,
+        when asked already)."""
+        if reply is None:
+            found = self.responder(body)
+            assert not isinstance(found, bytes), "raw bytes are sent by the Messages API only"
+            reply = found
         calls = reply.get("tool_use", []) if isinstance(reply, dict) else []
         text = str(reply.get("text", "")) if isinstance(reply, dict) else reply
         limit = int(body["max_tokens"])
@@ -228,6 +234,15 @@ class FakeAnthropic(FakeBatchAPI):
             "usage": usage,
         }
 
+    def _payload(self, body: dict[str, Any]) -> bytes:
+        """The reply's bytes: a responder that returns bytes has them sent exactly as
+        given (what no JSON encoder writes: a bare NaN, nesting deeper than the encoder
+        goes), else the message as JSON."""
+        reply = self.responder(body)
+        if isinstance(reply, bytes):
+            return reply
+        return json.dumps(self._message(body, reply)).encode()
+
     # -- Messages API ----------------------------------------------------------------------
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body = await self.json_body(request)
@@ -235,8 +250,8 @@ class FakeAnthropic(FakeBatchAPI):
         if problem is not None:
             return _error(400, "invalid_request_error", problem)
         if self.trickle is None:
-            return web.json_response(self._message(body))
-        payload = json.dumps(self._message(body)).encode()
+            return web.Response(body=self._payload(body), content_type="application/json")
+        payload = self._payload(body)
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         response.content_length = len(payload)
         await response.prepare(request)

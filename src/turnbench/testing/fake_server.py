@@ -83,6 +83,9 @@ class Reply:
     # tool calls of the reply, in OpenAI's shape ({"id", "type": "function", "function":
     # {"name", "arguments"}}); with no content the message's content is null, as OpenAI's
     tool_calls: list[dict[str, Any]] | None = None
+    # a 200 body sent exactly as given: what no JSON encoder writes (a bare NaN, a value
+    # nested deeper than the encoder goes), as a hostile or broken server may send it
+    raw: bytes | None = None
 
 
 def _digest(text: str) -> int:
@@ -507,6 +510,8 @@ class FakeServer(ThreadedServer):
                 or {"error": {"message": f"injected {reply.status}", "type": "server_error"}}
             ).encode()
             return await self._send(writer, reply.status, payload, extra=reply.headers)
+        if reply.raw is not None:
+            return await self._send(writer, 200, reply.raw, extra=reply.headers)
         completion = completion_body(
             str(len(self.requests)),
             self.reported_model or request.get("model", "fake"),

@@ -9,6 +9,10 @@ conversation copies it: each `DatabaseState` reads the shared `Database` and cop
 (`ReadOnlyDict`, `ReadOnlyList`): a tool that writes to a record it only read raises instead
 of changing every conversation's database.
 
+One tool call's writes can be undone: between `begin` and `end` the state keeps what each
+write replaces, `touched` gives the records written and `undo` puts the old ones back (a
+tool that would store a value no run can keep changes nothing; `tools.ToolSet.call`).
+
 The state's hash is upstream's canonical one: the sha256 of
 `json.dumps(db, sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, `db` the dict of
 tables by file name. The base keeps the canonical text of every table once, so a
@@ -33,6 +37,8 @@ from turnbench.safetext import plain
 
 #: a field one side of a diff lacks
 _ABSENT: Any = object()
+#: what an undo puts back for a record the state had not changed before (the base's)
+_FROM_BASE: Any = object()
 #: the most differing fields one diff lists (a rewritten record lists its first ones)
 MAX_DIFFS = 50
 _READ_ONLY = "the shared database is read only (a tool writes through DatabaseState.edit)"
@@ -170,6 +176,9 @@ class DatabaseState:
         self.base = base
         self._changed: dict[str, dict[str, Any]] = {}
         self.writes = 0
+        # between begin() and end(): what each record written replaced, and the writes then
+        self._undo: dict[tuple[str, str], Any] | None = None
+        self._undo_writes = 0
 
     @classmethod
     def fresh(cls, base: Database) -> DatabaseState:
@@ -199,6 +208,7 @@ class DatabaseState:
         """The record, copied into this state on its first write (None if there is none)."""
         changed = self._changed.setdefault(table, {})
         self.writes += 1
+        self._keep(changed, table, key)
         if key in changed:
             return changed[key]
         base = self.base.tables[table].get(key)
@@ -209,8 +219,42 @@ class DatabaseState:
 
     def insert(self, table: str, key: str, record: Any) -> None:
         """Add a record (or replace one) in this state."""
-        self._changed.setdefault(table, {})[key] = record
+        changed = self._changed.setdefault(table, {})
+        self._keep(changed, table, key)
+        changed[key] = record
         self.writes += 1
+
+    # -- one call's writes, undone when they cannot be kept ---------------------------------
+    def _keep(self, changed: dict[str, Any], table: str, key: str) -> None:
+        """Between begin() and end(): remember what the first write of a record replaces
+        (a copy: the tool changes the record in place)."""
+        if self._undo is None or (table, key) in self._undo:
+            return
+        self._undo[(table, key)] = copy_json(changed[key]) if key in changed else _FROM_BASE
+
+    def begin(self) -> None:
+        """Keep what each write replaces from now on (one tool call's), until end()."""
+        self._undo = {}
+        self._undo_writes = self.writes
+
+    def touched(self) -> list[Any]:
+        """The records written since begin(), as they are now (None for one a tool asked
+        to edit that does not exist)."""
+        return [self.get(table, key) for table, key in self._undo or ()]
+
+    def undo(self) -> None:
+        """Put back every record written since begin(), as it was (the write count too)."""
+        for (table, key), before in (self._undo or {}).items():
+            if before is _FROM_BASE:
+                self._changed[table].pop(key, None)
+            else:
+                self._changed[table][key] = before
+        self._undo = {}
+        self.writes = self._undo_writes
+
+    def end(self) -> None:
+        """Stop keeping what writes replace."""
+        self._undo = None
 
     def items(self, table: str) -> Iterator[tuple[str, Any]]:
         """The table's records in their order (a changed record keeps its place; records

@@ -15,13 +15,13 @@ own runner would have kept it: reward 0.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from turnbench.backends.replies import NO_ARGUMENTS, arguments_text
 from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.benchmarks.imports import Imported, ImportOptions
@@ -260,12 +260,12 @@ class _Replay:
 
 
 def _call(raw: dict[str, Any], step: int) -> dict[str, Any]:
-    """A recorded tool call in OpenAI's shape (arguments as text; an id made when none)."""
+    """A recorded tool call in OpenAI's shape (an id made when none; the arguments as the
+    live paths keep them, `replies.arguments_text`: an array or null as its JSON text,
+    refused where the call is replayed, never run as `{}`)."""
     function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
     name = function.get("name") if isinstance(function.get("name"), str) else ""
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments if isinstance(arguments, dict) else {})
+    arguments = arguments_text(function.get("arguments", NO_ARGUMENTS))
     call_id = raw.get("id") if isinstance(raw.get("id"), str) else f"call_{step}"
     return {
         "id": call_id,

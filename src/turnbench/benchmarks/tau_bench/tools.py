@@ -1,22 +1,31 @@
 """Calling a domain's tools as upstream's environment does, and safely whatever the model sent.
 
 Upstream runs a tool call as `observation = tool(data, **arguments)`: a tool that raises gives
-the observation `Error: <the exception>`, an unknown tool `Unknown action <name>`. Here the
-same, and beyond upstream a call that cannot even be made is an observation the model sees
-rather than a crash: arguments that are not valid JSON or not an object, an argument missing
-or unexpected, or of the wrong JSON type for the tool's schema. The arguments are a fresh
-copy for every call (a tool may keep them in the state: they never alias the caller's).
+the observation `Error: <the exception>`, an unknown tool `Unknown action <name>`, and a
+terminating tool ends the conversation whether or not it raised. Here the same, and beyond
+upstream a call that cannot even be made is an observation the model sees rather than a
+crash: arguments that are not JSON as RFC 8259 defines it (NaN and Infinity are not), nested
+more than 100 levels deep or not an object, an argument missing or unexpected, or of the
+wrong JSON type for the tool's schema. A terminating tool called so still ends the
+conversation, as upstream's does when its call raises. The arguments are a fresh copy for
+every call (a tool may keep them in the state: they never alias the caller's).
+
+What a call writes must be what a run can keep (`textio.storable_problem`: write to its log
+and results.json, hash, read back in the report and the viewer): a call that would store
+anything else (an integer of 4,301 digits, a lone surrogate, a value nested 60 levels deep)
+is undone and its observation says why, so the conversation goes on and is scored.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from turnbench.benchmarks.tau_bench import airline_tools, retail_tools
 from turnbench.benchmarks.tau_bench.database import DatabaseState, copy_json
+from turnbench.safetext import fix_surrogates
+from turnbench.textio import NestingError, loads_strict_json, storable_problem
 
 TERMINATING = frozenset({"transfer_to_human_agents"})
 #: the JSON types of the schemas' parameters, as Python types (bool is no number here)
@@ -70,17 +79,29 @@ class ToolSet:
         tool = self._tools.get(name)
         if tool is None or name not in self._parameters:
             return ToolResult(f"Unknown action {name}")
+        terminal = name in self.terminating
         given, problem = _arguments(name, arguments)
         if problem is None:
             problem = _mismatch(name, self._parameters[name], given)
         if problem is not None:
-            return ToolResult(f"Error: {problem}")
+            return ToolResult(f"Error: {problem}", terminal)
         before = db.writes
+        db.begin()
         try:
-            output = tool(db, **copy_json(given))
-        except Exception as error:  # (a tool that raises: upstream's `Error: <exception>`)
-            output = f"Error: {error}"
-        return ToolResult(output, name in self.terminating, db.writes > before)
+            try:
+                output = tool(db, **copy_json(given))
+            except Exception as error:  # (a tool that raises: upstream's `Error: <exception>`)
+                output = f"Error: {error}"
+            unkept = next(filter(None, map(storable_problem, db.touched())), None)
+            if unkept is not None:
+                db.undo()
+                return ToolResult(f"Error: {name} would store {unkept}; nothing was changed",
+                                  terminal)  # fmt: skip
+        finally:
+            db.end()
+        # (an error may quote an argument, lone surrogates included: the observation is text
+        # the next request carries)
+        return ToolResult(fix_surrogates(output), terminal, db.writes > before)
 
 
 def _arguments(name: str, arguments: str | Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -90,8 +111,10 @@ def _arguments(name: str, arguments: str | Mapping[str, Any]) -> tuple[dict[str,
     if len(text) > MAX_ARGUMENTS_CHARS:
         return {}, f"the arguments of {name} are too long ({len(text)} characters)"
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as error:
+        value = loads_strict_json(text)
+    except NestingError as error:
+        return {}, f"the arguments of {name} are {error.msg}"
+    except ValueError as error:
         return {}, f"the arguments of {name} are not valid JSON ({error})"
     if not isinstance(value, dict):
         return {}, f"the arguments of {name} must be a JSON object"
