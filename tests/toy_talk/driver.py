@@ -63,11 +63,11 @@ class TalkPast:
 
     def plan(self) -> Plan:
         model, samples = self.work.model, self.work.benchmark.samples
-        plan = Plan(jobs=[PlannedJob(s, model) for s in samples], scored=[(s, None) for s in samples])
+        plan = Plan(jobs=[PlannedJob(s, model) for s in samples], scored=[(s, None) for s in samples])  # noqa: E501
         plan.keys = {"samples": {sample_key(model, s.id) for s in samples}}
         return plan
 
-    async def run(self, job, ctx, judges) -> None:
+    async def run(self, job, ctx) -> None:
         sample, model = job.sample, job.model
         if ctx.logged_sample(sample_key(model, sample.id)) is not None:
             return

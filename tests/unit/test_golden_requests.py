@@ -66,8 +66,8 @@ class Recorder:
 def run(work: Work, tmp_path: Path, model: Recorder | None = None) -> Recorder:
     judge = Recorder("fake/judge")
     with RunLog(tmp_path / "run") as log:
-        ctx = RunContext.of_model(log, model)
-        jobs = work.jobs(ctx, [Judge(work.judges[0], judge)])
+        ctx = RunContext.of_model(log, model, judges=[Judge(work.judges[0], judge)])
+        jobs = work.jobs(ctx)
         outcome = asyncio.run(execute(jobs, ctx, handle_signals=False))
     assert outcome.status == "finished"
     return judge

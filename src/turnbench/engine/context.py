@@ -16,7 +16,7 @@ nothing), and logs what it receives the moment it finishes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from turnbench.backends.base import Backend
 from turnbench.backends.roles import MODEL
@@ -30,6 +30,7 @@ from turnbench.engine.requests import About, Role, RunCounters
 from turnbench.engine.steps import Steps
 from turnbench.engine.user_turns import UserTurns
 from turnbench.journal.runlog import RunLog
+from turnbench.judging.judge import Judge
 
 __all__ = ["About", "Role", "RunContext", "RunCounters"]
 
@@ -47,9 +48,14 @@ class RunContext(Answers, UserTurns, Replies, Judgments, Steps):
         warn: Callable[[str], None] | None = None,
         strip_think: bool = True,
         costs: CostMeter | None = None,
+        judges: Sequence[Judge] = (),
     ) -> None:
         super().__init__(log, roles=roles, budget=budget, progress=progress, warn=warn, costs=costs)
         self.roles.setdefault(MODEL, Role(MODEL, None))
+        #: the run's judges, each also a role by its id (the drivers judge with them)
+        self.judges: list[Judge] = list(judges)
+        for judge in self.judges:
+            self.roles.setdefault(judge.id, Role(judge.id, judge.backend))
         self.strip_think = strip_think  # remove <think> blocks before answers are judged
         self.not_judged = set()
         self._answering = {}

@@ -169,25 +169,6 @@ class RequestPath:
             asked.batch_id = sender.batch_id
         return asked
 
-    async def request(
-        self,
-        role: str,
-        messages: list[Message],
-        params: RequestParams,
-        *,
-        key: str,
-        about: About,
-        stage: Stage = "reply",
-    ) -> Completion | None:
-        """One completion of any named role through the one path (budget, retries, failure
-        record); the caller logs what it keeps of it (`Replies.reply` does). None: it failed
-        (logged)."""
-        worst = self.costs.worst(role, messages, params) if self.costs else 0.0
-        asked = await self.exchange(
-            role, messages, params, key=key, stage=stage, about=about, worst=worst
-        )
-        return None if asked is None else asked.last
-
 
 def summed(completions: list[Completion]) -> tuple[Usage, int, float, list[str]]:
     """The usage, attempts, latency and endpoints of several replies of one asking."""

@@ -23,7 +23,7 @@ from turnbench.engine.plan import Game, Job, Plan
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.turn_judging import TurnJudging
 from turnbench.errors import UserError
-from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.judging.judge import JudgeSettings
 from turnbench.perturb.arms import Arm
 from turnbench.samples import AnswerSet
 
@@ -135,9 +135,9 @@ class Work:
         """Log keys of the planned work per stage ("answers", "judgments", ...)."""
         return self.plan.keys
 
-    def jobs(self, ctx: RunContext, judges: Sequence[Judge]) -> list[Job]:
+    def jobs(self, ctx: RunContext) -> list[Job]:
         run = self.driver.run
-        return [lambda job=job: run(job, ctx, judges) for job in self.plan.jobs]
+        return [lambda job=job: run(job, ctx) for job in self.plan.jobs]
 
     # -- identity --------------------------------------------------------------------------
     def prompt_versions(self) -> dict[str, str]:

@@ -157,8 +157,9 @@ class Session:
                     strip_think=prepared.config.strip_think,
                     costs=self._cost_meter(prepared, judges),
                     roles=self._roles(prepared.roles, by_role, queues),
+                    judges=judges,
                 )
-                jobs = prepared.work.jobs(ctx, judges)
+                jobs = prepared.work.jobs(ctx)
                 progress.start(
                     {s: len(k) for s, k in planned.items()},
                     {s: len(k & ctx.done.keys()) for s, k in planned.items()},

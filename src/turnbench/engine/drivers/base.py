@@ -19,7 +19,7 @@ from turnbench.engine.estimate import Sizing
 from turnbench.engine.plan import Plan, PlannedJob
 from turnbench.engine.rules import BenchmarkRules
 from turnbench.engine.turn_judging import TurnJudging
-from turnbench.judging.judge import Judge, JudgeSettings
+from turnbench.judging.judge import JudgeSettings
 from turnbench.perturb.arms import Arm
 from turnbench.samples import AnswerSet
 
@@ -60,8 +60,9 @@ class Driver(Protocol):
         """Every job of the invocation, the log keys they finish and the judged items."""
         ...
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
-        """Do one planned job: ask, log, judge; what the log holds already is not asked."""
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        """Do one planned job: ask, log, judge (the run's judges are `ctx.judges`); what the
+        log holds already is not asked."""
         ...
 
     def estimate(self, plan: Plan, sizing: Sizing) -> None:

@@ -6,14 +6,11 @@ judged turn is one job and all of them run concurrently.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from turnbench.engine.context import RunContext
 from turnbench.engine.drivers.base import WorkSpec
 from turnbench.engine.drivers.turns import ask_turn, single_grading_plan, size_turns
 from turnbench.engine.estimate import Sizing
 from turnbench.engine.plan import Plan, PlannedJob
-from turnbench.judging.judge import Judge
 from turnbench.record_keys import answer_key
 
 
@@ -37,7 +34,8 @@ class GoldenHistory:
         }
         return plan
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        judges = ctx.judges
         assert job.model is not None and job.turn is not None
         work, sample, turn, model = self.work, job.sample, job.turn, job.model
         answered = await ask_turn(work, ctx, model, sample, turn, {})

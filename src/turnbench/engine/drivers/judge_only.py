@@ -6,8 +6,6 @@ judged exactly as a generated answer would be. One job per answer set and sample
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from turnbench.engine.context import RunContext
 from turnbench.engine.drivers.base import WorkSpec
 from turnbench.engine.drivers.turns import single_grading_plan, size_turns
@@ -15,7 +13,6 @@ from turnbench.engine.estimate import Sizing
 from turnbench.engine.history import cut_off, earlier_pairs
 from turnbench.engine.plan import Plan, PlannedJob
 from turnbench.engine.turn_judging import together
-from turnbench.judging.judge import Judge
 from turnbench.record_keys import answer_key
 from turnbench.samples import AnswerSet, Sample
 
@@ -56,7 +53,8 @@ class JudgeOnly:
         ]
         return plan
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        judges = ctx.judges
         assert job.answers is not None
         work, sample, answer_set = self.work, job.sample, job.answers
         judging = work.turn_judging

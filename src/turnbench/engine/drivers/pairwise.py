@@ -58,7 +58,8 @@ class PairwiseJudging:
         ]
         return plan
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        judges = ctx.judges
         by_model = {answer_set.model: answer_set for answer_set in self.work.answer_sets}
         # (pairwise games judge cut-off answers as recorded: empty)
         own = {m: record_answers(ctx, by_model[m], job.sample, set()) for m in self.work.models}

@@ -31,7 +31,8 @@ class SelfHistory:
     def plan(self) -> Plan:
         return conversation_plan(self.work)
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        judges = ctx.judges
         assert job.model is not None
         await self.converse(ctx, judges, job.model, job.sample)
 

@@ -37,10 +37,11 @@ class SimulatedUser:
     def plan(self) -> Plan:
         return conversation_plan(self.work)
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
         """One simulated conversation: each user turn is made from what happened so far,
         logged, then answered by the model (its own earlier answers in the request), and
         every judged answer is judged while the conversation goes on."""
+        judges = ctx.judges
         assert job.model is not None
         model, sample = job.model, job.sample
         benchmark = self.work.benchmark

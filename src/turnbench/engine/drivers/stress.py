@@ -82,9 +82,10 @@ class StressArms:
         random.Random(work.shuffle_seed).shuffle(plan.jobs)
         return plan
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
+        judges = ctx.judges
         if job.arm is None:
-            await self.inner.run(job, ctx, judges)
+            await self.inner.run(job, ctx)
             return
         assert job.model is not None
         given = await self._needed(ctx, job.model, job.arm, job.sample)

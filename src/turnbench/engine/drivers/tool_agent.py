@@ -32,7 +32,6 @@ from turnbench.engine.drivers.base import WorkSpec
 from turnbench.engine.estimate import Sizing
 from turnbench.engine.history import Thread, reply_message
 from turnbench.engine.plan import Plan, PlannedJob
-from turnbench.judging.judge import Judge
 from turnbench.record_keys import answer_key, sample_key, tool_step_key, user_turn_key
 from turnbench.samples import Sample, UserAsk, UserTurn
 from turnbench.types import Message, RequestParams, SampleRecord, StepRecord
@@ -155,7 +154,7 @@ class ToolAgent:
         plan.keys = {"samples": {sample_key(model, s.id, t) for s, t in units}}
         return plan
 
-    async def run(self, job: PlannedJob, ctx: RunContext, judges: Sequence[Judge]) -> None:
+    async def run(self, job: PlannedJob, ctx: RunContext) -> None:
         assert job.model is not None
         model, sample, trial = job.model, job.sample, job.trial
         key = sample_key(model, sample.id, trial)
