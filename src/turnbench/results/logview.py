@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import JudgedTurn
+from turnbench.journal.conversations import ConversationId, Parts, conversation_parts
 from turnbench.journal.logindex import (
     AnswerDone,
     JudgmentDone,
@@ -38,6 +40,11 @@ class LogView:
         self.invalid = self.index.invalid
         #: (model, judge, repeat, arm) -> items
         self.judged: dict[tuple[str, str, int, str | None], list[JudgedTurn]] = {}
+
+    @cached_property
+    def conversations(self) -> dict[ConversationId, Parts]:
+        """Every conversation's records (`journal.conversations`), from one pass."""
+        return conversation_parts(self.index)
 
     def judgment(self, key: str) -> JudgmentDone | None:
         record = self.done.get(key)

@@ -8,10 +8,10 @@ from typing import Any
 from turnbench.benchmarks.base import ScoredSample
 from turnbench.engine.work import Work
 from turnbench.journal.config import RunConfig
-from turnbench.journal.logindex import SampleDone, UserTurnDone
+from turnbench.journal.logindex import SampleDone
 from turnbench.record_keys import sample_key
 from turnbench.results.logview import LogView
-from turnbench.results.single import simulator_counts
+from turnbench.results.single import simulated, simulator_counts
 
 
 def scored_samples(work: Work, view: LogView, model: str) -> list[ScoredSample]:
@@ -51,6 +51,6 @@ def sample_results(work: Work, config: RunConfig, view: LogView, model: str) -> 
         **tables.counts,
     }
     results["parse_failures"] = []
-    if any(isinstance(done, UserTurnDone) and done.model == model for done in view.done.values()):
+    if simulated(view, model):
         results["simulator"] = simulator_counts(work, view, model)
     return results

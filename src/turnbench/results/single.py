@@ -16,7 +16,7 @@ from turnbench.journal.logindex import (
     UserTurnDone,
 )
 from turnbench.judging.cleaning import UNCLOSED_REASON
-from turnbench.record_keys import answer_key, judgment_key, user_turn_key
+from turnbench.record_keys import answer_key, judgment_key
 from turnbench.results.logview import LogView
 from turnbench.trust import blocks as trust
 from turnbench.types import SampleId
@@ -37,11 +37,10 @@ def judged_turns(
     items: list[JudgedTurn] = []
     done = view.done
     with_text = work.benchmark.needs_answer_text
-    simulated = work.benchmark.history == "simulated"
     for sample, turn, criterion in work.plan.items:
         answer = view.answer(model, sample.id, turn, read=with_text, arm=arm)
         answered_as = done.get(answer_key(model, sample.id, turn, arm))
-        if answer is None and simulated and arm is None:  # the user ended before this turn
+        if answer is None and arm is None:  # the user may have ended before this turn
             final = ended_before(view, model, sample.id, turn)
             if final == 0:  # ... before the model's first answer: nothing can be judged
                 reason = ENDED_BEFORE_START_REASON
@@ -83,12 +82,16 @@ def judged_turns(
 def ended_before(view: LogView, model: str, sample_id: SampleId, turn: int) -> int | None:
     """The last answered turn of a simulated conversation the user ended before `turn`
     (its final answer stands for the later judged turn: `Work._judge_at_end`), 0 when the
-    user ended it before the model's first answer, or None (not ended)."""
-    for number in range(turn, 0, -1):
-        done = view.done.get(user_turn_key(model, sample_id, number))
-        if isinstance(done, UserTurnDone) and done.ended:
-            return number if done.text.strip() else number - 1
-    return None
+    user ended it before the model's first answer, or None (not ended): read from the
+    conversation's own user turns (`LogView.conversations`)."""
+    parts = view.conversations.get((model, str(sample_id), None, None))
+    if parts is None:
+        return None
+    endings = [user for user in parts.users if user.ended and user.turn <= turn]
+    if not endings:
+        return None
+    last = max(endings, key=lambda user: user.turn)
+    return last.turn if last.text.strip() else last.turn - 1
 
 
 #: the failure of a judged turn whose conversation the simulated user ended with its first
@@ -211,9 +214,15 @@ def model_results(
         results["repeats"] = trust.repeat_spread(benchmark, panel)
     planned = [(sample, turn) for sample in benchmark.samples for turn in sample.judged_turns()]
     results["flagged_answers"] = trust.flagged_answers(benchmark, planned, lookup)
-    if benchmark.history == "simulated":
+    if simulated(view, model):
         results["simulator"] = simulator_counts(work, view, model)
     return results
+
+
+def simulated(view: LogView, model: str) -> bool:
+    """Whether `model`'s conversations had user turns made as they went (a simulated user,
+    or the benchmark's templates): results then count the simulator's conduct."""
+    return any(parts.users for (name, *_), parts in view.conversations.items() if name == model)
 
 
 def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
