@@ -198,7 +198,7 @@ def test_mt_bench_101_compat_parser_drops_unparseable_turns_like_the_results():
     strict = sample_scores(dialogue_entry("a", dialogues))
     compat = sample_scores(dialogue_entry("a", dialogues, parser="compat"))
     assert strict["5"].failed and not compat["5"].failed
-    assert compat["5"].turns == {1: 2.0}
+    assert compat["5"].parts == {1: 2.0}
 
 
 def test_request_failures_mark_the_sample_failed():
@@ -207,7 +207,7 @@ def test_request_failures_mark_the_sample_failed():
         FailureRecord(key="judgment|openai/judge|m|7|3", stage="judgment", error="HTTP 500"),
     ]
     scores = sample_scores(make_entry("a", "mt-bench-101", records))
-    assert scores["7"].failed and scores["7"].turns == {2: 6.0}
+    assert scores["7"].failed and scores["7"].parts == {2: 6.0}
 
 
 @pytest.mark.parametrize(

@@ -198,9 +198,9 @@ def _turns_of(sample: str, text: DialogueText | None, context: _Context) -> list
 
 
 def _sample_score(score: SampleScore | None, combine: str) -> float | None:
-    if score is None or not score.turns or (combine == "min" and score.failed):
+    if score is None or not score.parts or (combine == "min" and score.failed):
         return None
-    values = list(score.turns.values())
+    values = list(score.parts.values())
     return min(values) if combine == "min" else sum(values) / len(values)
 
 
@@ -382,7 +382,7 @@ def _make_summary(context: _Context, sample: str) -> SummaryView:
             continue
         score = by_sample.get(sample)
         if score is not None:
-            turn_scores.extend(score.turns.values())
+            turn_scores.extend(score.parts.values())
             failed = failed or score.failed
         value = _sample_score(score, context.rule.combine)  # type: ignore[attr-defined]
         shown = (

@@ -91,15 +91,15 @@ def pair_samples(
             skipped["judged in one run only"] += 1
             continue
         if rule.need_complete:
-            if one.failed or two.failed or not one.turns or not two.turns:
+            if one.failed or two.failed or not one.parts or not two.parts:
                 skipped["a failed or missing turn"] += 1
                 continue
-            if set(one.turns) != set(two.turns):
+            if set(one.parts) != set(two.parts):
                 skipped["different judged turns"] += 1
                 continue
-            turns = sorted(one.turns)
+            turns = sorted(one.parts)
         else:
-            turns = sorted(set(one.turns) & set(two.turns))
+            turns = sorted(set(one.parts) & set(two.parts))
             if not turns:
                 skipped["no turn scored in both runs"] += 1
                 continue
@@ -107,8 +107,8 @@ def pair_samples(
             Pair(
                 sample_id=sample,
                 group=one.group or two.group or NO_GROUP,
-                base=_combine([one.turns[t] for t in turns], rule.combine),
-                new=_combine([two.turns[t] for t in turns], rule.combine),
+                base=_combine([one.parts[t] for t in turns], rule.combine),
+                new=_combine([two.parts[t] for t in turns], rule.combine),
             )
         )
     return pairs, dict(skipped)

@@ -277,10 +277,11 @@ class RunRecords:
 
 @dataclass
 class SampleScore:
-    """One sample's scored turns in one entry, as comparisons pair them (read-only)."""
+    """One sample's scored parts in one entry, as comparisons pair them (read-only): its
+    judged turns, or the trials of a conversation scored whole, by number."""
 
     group: str | None
-    turns: dict[int, float] = field(default_factory=dict)  # scored turns only
+    parts: dict[int, float] = field(default_factory=dict)  # scored parts only
     failed: bool = False  # a turn ended unparseable, or its request still fails
 
 
@@ -355,16 +356,16 @@ class Entry:
         for (sample, turn), record in self.judgments.items():
             score = scores.setdefault(sample, SampleScore(groups.get(sample)))
             if record.status == "scored" and record.score is not None:
-                score.turns[turn] = record.score
+                score.parts[turn] = record.score
             elif not drop_unparseable:
                 score.failed = True
         for sample, _ in self.open_failures:
             scores.setdefault(sample, SampleScore(groups.get(sample))).failed = True
-        for done in self.conversations:  # a sample scored whole: its trials stand as turns
+        for done in self.conversations:  # a sample scored whole: each trial is a part
             if done.score is None:
                 continue
             score = scores.setdefault(str(done.sample_id), SampleScore(done.group))
-            score.turns[done.trial or 0] = done.score
+            score.parts[done.trial or 0] = done.score
         return scores
 
     @cached_property
@@ -374,9 +375,9 @@ class Entry:
         if self.arm is not None:
             return []
         found = [
-            done
-            for done in self.run.index.done.values()
-            if isinstance(done, SampleDone) and done.model == self.model
+            parts.sample
+            for (model, _, _, arm), parts in self.run.conversation_parts.items()
+            if model == self.model and arm is None and parts.sample is not None
         ]
         found.sort(key=lambda d: (sample_sort_key(str(d.sample_id)), d.trial or 0))
         return found
