@@ -109,8 +109,11 @@ def test_the_api_runs_a_benchmark_class_and_judges_answers(fake_server, tmp_path
     assert result.exit_code == 0 and result.complete
     assert result.overall == pytest.approx(expected_overall(fake_server.requests))
     assert Counter(stage for stage, _ in seen) == {"answers": TURNS, "judgments": TURNS}
-    typed = result.typed()
-    assert type(typed).__name__ == "SingleRunResults" and typed.counts.judged == TURNS
+    typed = result.typed()  # (typed by the benchmark: its tables are fields of their own)
+    from turnbench.results.shapes import SingleRunResults
+
+    assert isinstance(typed, SingleRunResults) and typed.counts.judged == TURNS
+    assert type(typed).__name__ == "ToyBenchRunResults" and "by_topic" in type(typed).model_fields
 
     judged = turnbench.judge_answers(
         toy_answers(tmp_path / "m.jsonl"),

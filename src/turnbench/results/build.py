@@ -21,12 +21,7 @@ from turnbench.results.logview import LogView
 from turnbench.results.pairwise import pairwise_results
 from turnbench.results.samples import sample_results
 from turnbench.results.shapes import RESULTS_ADAPTER as RESULTS_ADAPTER
-from turnbench.results.shapes import (
-    JudgeOnlyResults,
-    PairwiseResults,
-    ResultsModel,
-    SingleRunResults,
-)
+from turnbench.results.shapes import PairwiseResults, ResultsModel, typed_shapes
 from turnbench.results.shapes import ResultsFile as ResultsFile
 from turnbench.results.shapes import results_schema as results_schema
 from turnbench.results.single import model_results, panel_items
@@ -145,12 +140,9 @@ def build_results(
         )
         if len(models) >= 2:
             results["ranking"] = single_grading_ranking(work, config, view)
+    typed = typed_shapes(type(work.benchmark))
     shape: type[ResultsModel] = (
-        PairwiseResults
-        if work.pairwise
-        else SingleRunResults
-        if config.mode == "run"
-        else JudgeOnlyResults
+        PairwiseResults if work.pairwise else typed.single if config.mode == "run" else typed.judged
     )
     return shape.model_validate(results)
 

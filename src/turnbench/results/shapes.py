@@ -13,9 +13,11 @@ results; the model allows those extra keys and each built-in benchmark documents
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from turnbench.results.stress import ArmResults
 from turnbench.trust.models import (
@@ -278,3 +280,44 @@ def results_schema() -> dict[str, Any]:
         "turnbench.results.build (python -m turnbench.interop.schema)."
     )
     return schema
+
+
+# -- results typed by their benchmark -------------------------------------------------------
+@dataclass(frozen=True)
+class TypedShapes:
+    """The shapes of one benchmark's results: a model's results (`model`), `turnbench run`'s
+    file (`single`), `turnbench judge`'s (`judged`), and the reader of any of them."""
+
+    model: type[ModelResults]
+    single: type[SingleRunResults]
+    judged: type[JudgeOnlyResults]
+    adapter: TypeAdapter[Any]
+
+
+@functools.cache
+def typed_shapes(benchmark: type[Any] | None) -> TypedShapes:
+    """The results shapes typed by `benchmark` (a `Benchmark` class): its settings
+    (`header_model`) and its score tables (`results_model`, or the default `by_<group_kind>`
+    table) become typed fields of a model's results, so results.json is validated with them
+    when it is written (`build_results`) and read back as them (`Run.typed`), up to the page.
+    A field absent from an older file stays None; None for `benchmark`: a run of a
+    benchmark the reader does not know, its tables left as they are (extra keys)."""
+    if benchmark is None:
+        return TypedShapes(ModelResults, SingleRunResults, JudgeOnlyResults, RESULTS_ADAPTER)
+    fields: dict[str, Any] = {}
+    tables = benchmark.results_model
+    for model in (benchmark.header_model, tables):
+        for name, info in model.model_fields.items() if model is not None else ():
+            if info.exclude or name in ModelResults.model_fields:
+                continue
+            fields[name] = (info.annotation | None, None)
+    if tables is None or "by_group" in tables.model_fields:  # (the default tables)
+        fields[f"by_{benchmark.group_kind}"] = (dict[str | None, float | None] | None, None)
+    name = "".join(part.title() for part in str(benchmark.name).replace("-", "_").split("_"))
+    model = create_model(f"{name}ModelResults", __base__=ModelResults, **fields)
+    single = create_model(f"{name}RunResults", __base__=(model, SingleRunResults))
+    judged = create_model(
+        f"{name}JudgeOnlyResults", __base__=JudgeOnlyResults, models=(dict[str, model], ...)
+    )
+    adapter: TypeAdapter[Any] = TypeAdapter(single | judged | PairwiseResults)
+    return TypedShapes(model, single, judged, adapter)

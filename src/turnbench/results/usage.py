@@ -194,8 +194,7 @@ def provenance(config: RunConfig, records: Sequence[LogRecord] | LogIndex) -> di
         "endpoint_requests": {
             "model": dict(answers.served),
             "judge": {
-                judge.id: dict(index.role_provenance(judge.id).served)
-                for judge in config.judges
+                judge.id: dict(index.role_provenance(judge.id).served) for judge in config.judges
             },
         },
     }

@@ -528,7 +528,7 @@ class Run:
     def typed(self) -> ResultsModel:
         """results.json as its typed model (`results_model`); its type tells a pairwise run
         (PairwiseResults) from a judge-only (JudgeOnlyResults) and a single one."""
-        return results_model(self.results, self.path / RESULTS_NAME)
+        return results_model(self.results, self.path / RESULTS_NAME, self.benchmark_class_or_none())
 
     @property
     def judge_only(self) -> bool:
@@ -653,17 +653,19 @@ def read_results(directory: Path) -> dict[str, Any]:
     return value
 
 
-def results_model(results: dict[str, Any], where: Path) -> ResultsModel:
-    """The content of results.json (`where`) as the typed model of its shape:
-    SingleRunResults, JudgeOnlyResults or PairwiseResults, a model's benchmark tables among
-    its extra fields. The one way a reader turns results into their model; a file of
-    another shape (hand-made, or from a turnbench that wrote other keys) is one clear
-    error, which re-running the command that made the run mends (results.json is rebuilt
-    from the log)."""
-    from turnbench.results.shapes import RESULTS_ADAPTER
+def results_model(
+    results: dict[str, Any], where: Path, benchmark: type[Benchmark] | None = None
+) -> ResultsModel:
+    """The content of results.json (`where`) as the typed model of its shape and its
+    benchmark (`results.shapes.typed_shapes`: its tables typed when `benchmark` is known):
+    SingleRunResults, JudgeOnlyResults or PairwiseResults. The one way a reader turns
+    results into their model; a file of another shape (hand-made, or from a turnbench that
+    wrote other keys) is one clear error, which re-running the command that made the run
+    mends (results.json is rebuilt from the log)."""
+    from turnbench.results.shapes import typed_shapes
 
     try:
-        return RESULTS_ADAPTER.validate_python(results)
+        return typed_shapes(benchmark).adapter.validate_python(results)
     except ValidationError as error:
         raise UserError(
             f"{where}: not the results this turnbench writes ({describe_validation_error(error)});"
