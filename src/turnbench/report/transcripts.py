@@ -8,7 +8,11 @@ the same number) or, when it wrote to the user, by the user's next turn. The out
 sample record's score, how the conversation ended and its explanation (`detail`): a
 database diff (rows of table, record, path, expected, found), outputs never told, and any
 other scalar the benchmark gave. Everything here is plain data: the report's and the view's
-templates escape it.
+templates escape it. It is also data a run directory may hold from anywhere (an old run, an
+imported file, a hostile agent): every text is cut (MAX_TEXT_CHARS, MAX_VALUE_CHARS), a lone
+surrogate shown as U+FFFD (a page cannot be encoded with one), a tool's name, which the model
+chose, shown with its invisible and control characters escaped (`visible_name`), and the
+controls of machine text (a tool's arguments and output, a diff's values) shown (`plain`).
 """
 
 from __future__ import annotations
@@ -25,10 +29,15 @@ from turnbench.journal.logindex import (
     StepDone,
     UserTurnDone,
 )
+from turnbench.safetext import fix_surrogates, plain, visible_name
 from turnbench.store.rundir import Run, sample_sort_key
 from turnbench.types import AnswerRecord
 
 MAX_VALUE_CHARS = 2_000  # a diff's value or a tool's output beyond this is cut (and says so)
+#: a message of the user or the agent beyond this is cut (and says so), as the viewer cuts
+#: every text it shows (a 60-million-character message was a 61.5 MB page: issue 44)
+MAX_TEXT_CHARS = 200_000
+MAX_NAME_CHARS = 200  # a tool's name beyond this is cut (and says so)
 
 
 @dataclass
@@ -58,12 +67,30 @@ class Transcript:
     facts: list[tuple[str, str]] = field(default_factory=list)  # other scalars of `detail`
 
 
+def _cut(text: str, limit: int, more: str) -> str:
+    """`text` at most `limit` characters, the rest counted; lone surrogates as U+FFFD."""
+    if len(text) > limit:
+        text = text[:limit] + f" … ({len(text) - limit:,} {more})"
+    return fix_surrogates(text)
+
+
 def shown_value(value: Any) -> str:
-    """A JSON value as compact text, cut at MAX_VALUE_CHARS."""
+    """A JSON value as compact text, cut at MAX_VALUE_CHARS: machine text (a field, a tool's
+    arguments or output), so a control or bidi control in it is shown, never obeyed
+    (`plain`: NUL as ^@, U+202E as \\u202e; a tool's output may echo the name it was
+    called by)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) > MAX_VALUE_CHARS:
-        return text[:MAX_VALUE_CHARS] + f" … ({len(text) - MAX_VALUE_CHARS:,} more characters)"
-    return text
+    return plain(_cut(text, MAX_VALUE_CHARS, "more characters"))
+
+
+def shown_text(text: str) -> str:
+    """A message of the user or the agent, cut at MAX_TEXT_CHARS."""
+    return _cut(text, MAX_TEXT_CHARS, "more characters not shown")
+
+
+def shown_name(name: str) -> str:
+    """A tool's name as the model wrote it, its invisible characters made visible."""
+    return visible_name(_cut(name, MAX_NAME_CHARS, "more characters"))
 
 
 def pretty(text: str) -> str:
@@ -86,19 +113,19 @@ def _outcome(transcript: Transcript, done: SampleDone) -> None:
         if isinstance(row, Mapping):
             transcript.diff.append(
                 {
-                    "table": str(row.get("table", "")),
-                    "record": str(row.get("record", "")),
-                    "path": str(row.get("path", "")),
+                    "table": shown_value(str(row.get("table", ""))),
+                    "record": shown_value(str(row.get("record", ""))),
+                    "path": shown_value(str(row.get("path", ""))),
                     "expected": shown_value(row.get("expected")),
                     "found": shown_value(row.get("found")),
                 }
             )
-    transcript.missing_outputs = [str(item) for item in detail.get("missing_outputs") or []]
+    transcript.missing_outputs = [shown_value(str(o)) for o in detail.get("missing_outputs") or []]
     for name, value in detail.items():
         if name not in ("diff", "missing_outputs", "ended") and isinstance(
             value, str | int | float | bool
         ):
-            transcript.facts.append((str(name), shown_value(value)))
+            transcript.facts.append((shown_value(str(name)), shown_value(value)))
 
 
 def _ordered(
@@ -110,26 +137,29 @@ def _ordered(
     entries: list[Line] = []
     user_turn = 1
     if 1 in users:
-        entries.append(Line("user", 0, text=users[1].text))
+        entries.append(Line("user", 0, text=shown_text(users[1].text)))
     for number in sorted(answers):
         answer = answers[number]
         text = answer.text if answer.text is not None else text_of(answer)
         if text:
-            entries.append(Line("agent", number, text=text))
+            entries.append(Line("agent", number, text=shown_text(text)))
         step = steps.get(number)
         if step is not None:
             arguments, output = pretty(step.arguments), pretty(step.output)
-            entries.append(Line("tool", number, name=step.name, arguments=arguments, output=output))
+            name = shown_name(step.name)
+            entries.append(Line("tool", number, name=name, arguments=arguments, output=output))
             continue
         if answer.tool_calls:  # (called, but its step was not logged: the run stopped)
             for call in answer.tool_calls:
                 function = call.get("function") or {}
                 name, arguments = str(function.get("name", "")), str(function.get("arguments", ""))
-                entries.append(Line("tool", number, name=name, arguments=pretty(arguments)))
+                entries.append(
+                    Line("tool", number, name=shown_name(name), arguments=pretty(arguments))
+                )
             continue
         user_turn += 1
         if user_turn in users:
-            entries.append(Line("user", number, text=users[user_turn].text))
+            entries.append(Line("user", number, text=shown_text(users[user_turn].text)))
     return entries
 
 
