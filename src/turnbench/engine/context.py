@@ -65,6 +65,14 @@ USER_REASK = (
     "user's voice."
 )
 USER_REASK_LABEL = "user-reask-v1"
+#: why a user model's reply that only called tools is no user turn: a broken reply, as one
+#: with no message at all is, so a failure of the user's request (retried on resume), never
+#: an empty user turn the conversation goes on with (the agent would answer silence until
+#: its step limit and score 0: issue 44)
+USER_CALLED_TOOLS = (
+    "the user model replied with tool calls and no message (a simulated user is offered no "
+    "tools): no user turn"
+)
 
 __all__ = ["SAME_REQUEST", "About", "Role", "RunContext", "RunCounters"]
 
@@ -502,6 +510,9 @@ class RunContext:
             while True:
                 completion = await call.complete(messages, params)
                 completions.append(completion)
+                if completion.tool_calls and not completion.text.strip():
+                    attempts = sum(one.attempts for one in completions)
+                    raise RequestFailedError(USER_CALLED_TOOLS, attempts)
                 made = ask.read(completion.text)
                 if not made.problems or len(completions) >= asks:
                     break
