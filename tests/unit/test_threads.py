@@ -135,13 +135,13 @@ def test_a_thread_step_costs_the_same_however_long_the_conversation():
 
     def seconds(steps: int) -> float:
         thread, sent = Thread(), [_user("start")]
-        started = time.perf_counter()
+        started = time.process_time()
         for step in range(steps):
             thread.appended(sent)
             reply = _assistant(f"answer {step}")
             thread.logged(f"k{step}", sent, reply)
             sent += [reply, _user(f"question {step}")]
-        return time.perf_counter() - started
+        return time.process_time() - started
 
     short = min(seconds(2000) for _ in range(3))
     long = min(seconds(16000) for _ in range(3))
