@@ -105,7 +105,7 @@ class DataLocator:
 
     def problem(self, relative: str) -> str | None:
         """What is wrong with `relative` in the named folder (missing, or no regular file),
-        or None (no folder named: the cache is the turnbench's own, filled by downloads)."""
+        or None (no folder named: the cache is turnbench's own, filled by downloads)."""
         named = self.named_dir()
         return None if named is None else file_problem(named[1] / relative)
 
