@@ -6,7 +6,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# the shared data folder only when it is there: a data folder that is named is the only place
+# looked (docs/running.md), so naming one that does not exist would refuse every download
+ifneq ($(wildcard ../shared/data/.),)
 export TURNBENCH_DATA_DIR ?= $(abspath ../shared/data)
+endif
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 # mkdocs-material prints a banner about MkDocs 2.0 on every build; the site pins mkdocs<2
 export NO_MKDOCS_2_WARNING ?= 1

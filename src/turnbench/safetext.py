@@ -77,6 +77,26 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if code < 0x20:
+        return "^" + chr(code + 0x40)  # NUL -> ^@, ESC -> ^[
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def visible_name(name: str) -> str:
+    """A name that was never checked where it entered (a tool's name in a model's reply,
+    which the model under test chose) as it can be shown: every character `name_problem`
+    would refuse (controls, NUL, bidi overrides such as U+202E, characters that draw
+    nothing, spaces that look like another, lone surrogates) written as its escape (^@,
+    \\u202e), so the name reads as what it is, not as something it mimics."""
+    if name.isascii() and _NAME_CONTROL.search(name) is None:
+        return name  # (the common case)
+    return "".join(
+        _escaped(char) if _name_character_problem(char) is not None else char for char in name
+    )
+
+
 def file_name_problem(name: str) -> str | None:
     """Why `name` (a whole file name, extension included) cannot be written, or None."""
     if name in ("", ".", "..") or "/" in name or "\\" in name or "\x00" in name:

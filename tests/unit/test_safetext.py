@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from turnbench.safetext import may_hold_surrogates
 from turnbench.textio import read_json, read_jsonl
 
@@ -32,3 +34,25 @@ def test_text_without_a_surrogate_escape_skips_the_repair(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(line + "\n", "utf-8")
     assert read_jsonl(path) == [(1, row)]
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("get_user_details", "get_user_details"),
+        ("get\x00user\u202edetails", "get^@user\\u202edetails"),  # NUL, right-to-left override
+        ("a\u200bb\ufeff", "a\\u200bb\\ufeff"),  # zero width, byte order mark
+        ("tab\tand\nline", "tab^Iand^Jline"),  # (no newline in a name)
+        ("nb\u00a0sp", "nb\\u00a0sp"),  # a space that looks like another
+        ("tag\U000e0041", "tag\\U000e0041"),
+        ("lone\ud800", "lone\\ud800"),
+        ("caf\u00e9 \u05e9\u05dc", "caf\u00e9 \u05e9\u05dc"),  # letters of any script stay
+    ],
+)
+def test_a_name_never_checked_is_shown_with_what_it_hides_made_visible(name, shown):
+    """Issue 44, class 6: a tool's name, which the model chose, shows every character the
+    names rule refuses as its escape (6f7f1ce had no such rule: it put them on the page)."""
+    from turnbench.safetext import name_problem, visible_name
+
+    assert visible_name(name) == shown
+    assert name_problem(shown) is None  # (what is shown would pass as a name)

@@ -53,6 +53,28 @@ def test_reward_as_upstream(final, outputs, said, ended, expected):
 
 
 @pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        (float("nan"), "NaN"),
+        (float("inf"), "Infinity"),
+        (float("-inf"), "-Infinity"),
+        ({"amount": float("nan"), "ok": 1.5}, {"amount": "NaN", "ok": 1.5}),  # inside a record
+        ([[float("inf")]], [["Infinity"]]),
+    ],
+)
+def test_a_number_json_has_no_value_for_is_shown_in_the_diff_as_what_it_is(stored, shown):
+    """Issue 44, class 9: 6f7f1ce wrote a stored NaN as `found: null` (the diff is dumped as
+    strict JSON for the log and results.json)."""
+    state = _state()
+    state.edit("users", "u1")["balance"] = stored
+    result = reward(state, _state(), [], [], "user_stop")
+    (row,) = result.model_dump(mode="json")["diff"]
+    assert row["found"] == shown and row["expected"] == 10.0
+    assert json.loads(json.dumps(row, allow_nan=False))["found"] == shown  # (strict JSON)
+    assert result.reward == 0.0 and not result.db_match
+
+
+@pytest.mark.parametrize(
     ("successes", "trials", "expected"),
     [
         ({0: 4, 1: 0}, 4, {1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5}),

@@ -1,15 +1,22 @@
 """Locating, downloading and verifying benchmark data files.
 
-Search order for each file: --data-dir, $TURNBENCH_DATA_DIR, the user cache directory.
-A file found anywhere is verified against its pinned sha256 before use. Missing files are
-fetched into the cache from their pinned upstream commit (and verified) when a run needs
-them or on `turnbench data download`.
+Where the files are: in the folder the user named (--data-dir, else $TURNBENCH_DATA_DIR), or,
+when none is named, in the user cache directory. A file found is verified against its
+pinned sha256 before use. Missing files are fetched into the cache from their pinned
+upstream commit (and verified) when a run needs them or on `turnbench data download`.
+
+A folder the user names is used or refused, never bypassed: a file missing there, or there
+but no regular file (a directory, a device, a link to /dev/zero or to nothing), is one error
+naming it and the folder; nothing is looked up elsewhere and nothing is downloaded (a run
+that silently read the cache or the network instead would not be reading what the user
+pointed it at: issue 44). Every built-in benchmark's pinned files go through `require_files`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,22 +84,30 @@ class DataLocator:
             return self._added
         return self._datasets
 
-    def search_dirs(self) -> list[tuple[str, Path]]:
-        dirs: list[tuple[str, Path]] = []
+    def named_dir(self) -> tuple[str, Path] | None:
+        """The data folder the user named, with how it was named: --data-dir, else
+        $TURNBENCH_DATA_DIR (the flag is the more specific); None when neither is given."""
         if self.data_dir is not None:
-            dirs.append(("--data-dir", Path(self.data_dir).expanduser()))
+            return "--data-dir", Path(self.data_dir).expanduser()
         env = os.environ.get(ENV_DATA_DIR)
         if env:
-            dirs.append((f"${ENV_DATA_DIR}", Path(env).expanduser()))
-        dirs.append(("cache", self.cache_dir))
-        return dirs
+            return f"${ENV_DATA_DIR}", Path(env).expanduser()
+        return None
+
+    def search_dirs(self) -> list[tuple[str, Path]]:
+        """Where data files are read from: the named folder alone, else the cache."""
+        named = self.named_dir()
+        return [named] if named is not None else [("cache", self.cache_dir)]
 
     def _find(self, relative: str) -> Path | None:
-        for _, directory in self.search_dirs():
-            candidate = directory / relative
-            if candidate.is_file():
-                return candidate
-        return None
+        candidate = self.search_dirs()[0][1] / relative
+        return candidate if candidate.is_file() else None
+
+    def problem(self, relative: str) -> str | None:
+        """What is wrong with `relative` in the named folder (missing, or no regular file),
+        or None (no folder named: the cache is turnbench's own, filled by downloads)."""
+        named = self.named_dir()
+        return None if named is None else file_problem(named[1] / relative)
 
     def _verify(self, entry: DataFile, path: Path) -> None:
         actual = sha256_file(path)
@@ -126,6 +141,15 @@ class DataLocator:
         """Every file of `entries`, verified, downloading what is missing."""
         known = self._added if self._datasets is None else self._datasets
         known.setdefault(dataset, entries)
+        named = self.named_dir()
+        if named is not None:
+            problems = [
+                f"{entry.path} {problem}"
+                for entry in entries
+                if (problem := self.problem(entry.path)) is not None
+            ]
+            if problems:
+                raise self._named_error(dataset, named, problems)
         missing = [entry for entry in entries if self._find(entry.path) is None]
         if missing:
             if not self.allow_download:
@@ -193,6 +217,17 @@ class DataLocator:
             )
         return payload
 
+    def _named_error(
+        self, dataset: str, named: tuple[str, Path], problems: list[str]
+    ) -> DataMissingError:
+        label, folder = named
+        return DataMissingError(
+            f"the {dataset} data files in the folder named by {label} ({folder}) cannot be "
+            f"used: {'; '.join(problems)}. A folder you name is the only place looked: copy "
+            f"the pinned files there (`turnbench data download --benchmark {dataset}` fetches "
+            f"them into the cache, {self.cache_dir}), or name another folder."
+        )
+
     def _missing_error(
         self, dataset: str, missing: list[DataFile], reason: str
     ) -> DataMissingError:
@@ -205,6 +240,32 @@ class DataLocator:
             f"access and copy its cache folder ({self.cache_dir}) here, or point --data-dir "
             f"or ${ENV_DATA_DIR} at a folder that holds these files."
         )
+
+
+def file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a data file ("is missing", "is not a regular file (a
+    character device)"), or None. A link is followed: one to a regular file is that file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "is a link to nothing" if path.is_symlink() else "is missing"
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if stat.S_ISREG(mode):
+        return None
+    link = f"a link to {os.path.realpath(path)}, " if path.is_symlink() else ""
+    return f"is not a regular file ({link}{_kind(mode)})"
+
+
+def _kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 #: the largest data file downloaded (the biggest pinned one is a few MB)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings, FolderFile
-from turnbench.benchmarks.datafiles import DataFile, DataLocator, sha256_file
+from turnbench.benchmarks.datafiles import DataFile, DataLocator, file_problem, sha256_file
 from turnbench.errors import UserError
 
 
@@ -25,8 +25,13 @@ def marker(cls: type[Benchmark]) -> str | None:
 
 
 def _find(folder: Path, spec: FolderFile) -> Path | None:
+    """The file of `spec` in `folder`, or None when it has none; one that is there but is no
+    regular file is an error naming it (never taken as absent: a published file would be
+    read in its place without a word)."""
     for name in spec.names:
         if "*" in name:
+            for path in folder.glob(name):
+                _refuse_irregular(folder, path)
             matches = sorted(p for p in folder.glob(name) if p.is_file())
             if len(matches) > 1:
                 shown = ", ".join(str(p.relative_to(folder)) for p in matches)
@@ -38,9 +43,16 @@ def _find(folder: Path, spec: FolderFile) -> Path | None:
                 return matches[0]
             continue
         path = folder / name
-        if path.is_file():
+        if path.exists() or path.is_symlink():
+            _refuse_irregular(folder, path)
             return path
     return None
+
+
+def _refuse_irregular(folder: Path, path: Path) -> None:
+    problem = file_problem(path)
+    if problem is not None:
+        raise UserError(f"{folder}: {path.relative_to(folder)} {problem}")
 
 
 def folder_files(cls: type[Benchmark], folder: Path) -> dict[str, Path]:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from turnbench.benchmarks import load_sources
-from turnbench.benchmarks.datafiles import DataLocator, sha256_file
+from turnbench.benchmarks.datafiles import DataLocator, file_problem, sha256_file
 from turnbench.cli.application import data_app
 from turnbench.cli.terminal import cell, console, shown
 from turnbench.errors import UserError
@@ -58,16 +58,15 @@ def status(
     table = Table(title="turnbench data files", title_justify="left")
     for column in ("benchmark", "file", "found in", "sha256"):
         table.add_column(column)
+    ((label, directory),) = locator.search_dirs()  # (the named folder alone, else the cache)
     for name, entries in sorted(locator.datasets.items()):
         for entry in entries:
-            found = None
-            for label, directory in locator.search_dirs():
-                if (directory / entry.path).is_file():
-                    found = (label, directory / entry.path)
-                    break
-            if found is None:
-                table.add_row(name, entry.path, "[red]missing[/red]", "")
+            problem = file_problem(directory / entry.path)
+            if problem is not None:
+                shown_problem = "missing" if problem == "is missing" else problem
+                table.add_row(name, entry.path, cell(f"{label}: {shown_problem}", "red"), "")
                 continue
+            found = (label, directory / entry.path)
             ok = sha256_file(found[1]) == entry.sha256
             table.add_row(
                 name,

@@ -71,23 +71,34 @@ class Thread:
     `appended(messages)`, the messages past those, and names `last` as the step it
     continues; a request that does not extend the thread (its start differs: a history
     rewritten by the benchmark) is kept whole, as the first step of a thread is.
+
+    The thread keeps the caller's list of the latest request, never a copy (a copy per
+    step made a conversation of n steps cost n squared: issue 44). A caller that passes the
+    same list again, grown by appending (the reply and what followed it), is checked in
+    constant time, at the reply; a new list is compared with the last one message by
+    message. So a caller may append to a list it passed, never change what is in it.
     """
 
     last: str | None = None
     known: int = 0
-    _sent: list[Message] | None = None
+    _sent: list[Message] | None = None  # the latest step's request (the caller's list)
+    _reply: Message | None = None  # and its reply
 
     def appended(self, messages: list[Message]) -> tuple[str | None, list[Message]]:
         """(the step this request continues or None, the messages its record keeps)."""
-        sent = self._sent
+        sent, reply = self._sent, self._reply
         if self.last is None or sent is None or len(messages) < self.known:
             return None, messages
-        if messages[: len(sent)] != sent:
+        asked = self.known - 1  # (the messages of the latest request, before its reply)
+        if messages[asked] != reply:
+            return None, messages
+        if messages is not sent and messages[:asked] != sent[:asked]:
             return None, messages
         return self.last, messages[self.known :]
 
     def logged(self, key: str, messages: list[Message], reply: Message) -> None:
         """The step `key` sent `messages` and got `reply`: the thread now holds both."""
         self.last = key
-        self._sent = [*messages, reply]
+        self._sent = messages
+        self._reply = reply
         self.known = len(messages) + 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from turnbench.engine.history import Thread, reply_message
 from turnbench.engine.requests import About, RequestPath, summed
+from turnbench.errors import RequestFailedError
 from turnbench.journal.logindex import UserTurnDone
 from turnbench.samples import Sample, UserAsk, UserTurn
 from turnbench.types import Completion, Message, RequestParams, UserTurnRecord
@@ -26,6 +27,14 @@ USER_REASK = (
     "user's voice."
 )
 USER_REASK_LABEL = "user-reask-v1"
+#: why a user model's reply that only called tools is no user turn: a broken reply, as one
+#: with no message at all is, so a failure of the user's request (retried on resume), never
+#: an empty user turn the conversation goes on with (the agent would answer silence until
+#: its step limit and score 0: issue 44)
+USER_CALLED_TOOLS = (
+    "the user model replied with tool calls and no message (a simulated user is offered no "
+    "tools): no user turn"
+)
 
 
 class StrictUser:
@@ -39,9 +48,13 @@ class StrictUser:
         self.messages: list[Message] = list(ask.messages)
         self.made: UserTurn | None = None
         self.replies = 0
+        self.attempts = 0  # the attempts of every reply so far (a failure counts them all)
 
     def after(self, completion: Completion) -> tuple[list[Message], RequestParams] | None:
         self.replies += 1
+        self.attempts += completion.attempts
+        if completion.tool_calls and not completion.text.strip():
+            raise RequestFailedError(USER_CALLED_TOOLS, self.attempts)
         self.made = self.ask.read(completion.text)
         if not self.made.problems or self.replies >= self.asks:
             return None

@@ -44,7 +44,7 @@ from typing import Any
 
 from turnbench.backends.providers import names as provider_names
 from turnbench.errors import UserError
-from turnbench.safetext import file_name_problem
+from turnbench.safetext import file_name_problem, fix_surrogates
 from turnbench.store.rundir import Run, judged_turn_rows, latest_records, sample_sort_key
 from turnbench.types import AnswerRecord, JudgmentRecord, UserTurnRecord
 
@@ -357,12 +357,18 @@ def fastchat_data(run: Run) -> tuple[dict[str, int], dict[str, Path], str | None
 
 # -- writing --------------------------------------------------------------------------------
 def write_text(path: Path, text: str) -> None:
-    """Write a file whole (temporary file, then rename), creating its folder."""
+    """Write a file whole (temporary file, then rename), creating its folder. A lone
+    surrogate that reached the text from a run directory is written as U+FFFD (UTF-8 cannot
+    encode one: a report of such a run was a traceback, issue 44)."""
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError:
+        payload = fix_surrogates(text).encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except OSError as error:

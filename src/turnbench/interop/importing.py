@@ -30,14 +30,15 @@ from turnbench.engine.context import RunContext
 from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.journal.logindex import Done, SampleDone
 from turnbench.journal.runlog import RunLog, config_record
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
 from turnbench.results.build import build_results, timing
 from turnbench.results.shapes import results_json
-from turnbench.safetext import name_problem
+from turnbench.safetext import name_problem, plain
 from turnbench.store.resultsfile import write_results
-from turnbench.types import JudgmentRecord, SamplingConfig
+from turnbench.types import JudgmentRecord, LogRecord, SampleRecord, SamplingConfig
 
 
 def import_formats() -> dict[str, tuple[type[Benchmark], str]]:
@@ -141,6 +142,47 @@ def _record(judge: str, item: ImportedJudgment) -> JudgmentRecord:
     )
 
 
+def _held_otherwise(records: list[LogRecord], done: dict[str, Done]) -> str | None:
+    """Why `records` cannot be added to a run that holds `done`, or None. Importing the same
+    file again adds nothing; a conversation the run holds already (its sample record is
+    logged) that comes again with other steps or another outcome (another file's
+    conversation of the same sample and trial) would be spliced into the one logged, so it
+    is refused."""
+    held: set[tuple[str, str, int | None]] = set()
+    for record in records:
+        if not isinstance(record, SampleRecord):
+            continue
+        logged = done.get(record.key)
+        if not isinstance(logged, SampleDone):
+            continue
+        conversation = (record.model, str(record.sample_id), record.trial)
+        if (logged.steps, logged.score, logged.ended) != (
+            record.steps,
+            record.score,
+            record.ended,
+        ):
+            return _clash(conversation)
+        held.add(conversation)
+    for record in records:
+        conversation = (
+            str(getattr(record, "model", "")),
+            str(getattr(record, "sample_id", "")),
+            getattr(record, "trial", None),
+        )
+        if conversation in held and record.key not in done:
+            return _clash(conversation)
+    return None
+
+
+def _clash(conversation: tuple[str, str, int | None]) -> str:
+    model, sample, trial = conversation
+    return (
+        f"it holds sample {plain(sample, keep_newlines=False)} trial {trial or 0} of "
+        f"{plain(model, keep_newlines=False)} already, as another conversation (imported "
+        "from another file?): import into a new --out"
+    )
+
+
 def write_conversations(
     imported: Imported, out: Path, warn: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -175,8 +217,11 @@ def write_conversations(
                 config,
                 allow_new_judge=False,
             )
-        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
         done = log.index.done
+        clash = _held_otherwise(imported.records, done)
+        if clash is not None:
+            raise UserError(f"{plain(str(out), keep_newlines=False)}: {clash}")
+        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
         for record in imported.records:
             if record.key not in done:  # type: ignore[union-attr]
                 log.append(record)

@@ -38,7 +38,7 @@ from turnbench.journal.logindex import (  # noqa: F401  (re-exported: where read
     record_problem,
 )
 from turnbench.record_keys import config_key, end_key
-from turnbench.safetext import fix_tree
+from turnbench.safetext import fix_tree, may_hold_surrogates
 from turnbench.types import (
     AnswerRecord,
     AttemptRecord,
@@ -86,7 +86,12 @@ def serialize(record: LogRecord) -> bytes:
 
 
 def parse_record(line: str) -> LogRecord:
+    """One log line as its record; a lone surrogate in it (a valid JSON escape no UTF-8 can
+    encode, which an older version or another hand may have written) is read as U+FFFD, as
+    text is where it enters, so no reader (a page, a report, results.json) meets one."""
     value = json.loads(line)
+    if may_hold_surrogates(line):
+        value = fix_tree(value)
     kind = value.get("kind") if isinstance(value, dict) else None
     model = _RECORD_TYPES.get(kind)  # type: ignore[arg-type]
     if model is None:

@@ -17,6 +17,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from turnbench.safetext import fix_surrogates, plain
+
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 # Untrusted text can hold one huge word (a model stuck repeating, a blob). Chromium breaks
@@ -123,23 +125,26 @@ def long_text(text: Any, css_class: str = "", tag: str = "div") -> Markup:
 MAX_VALUE_CHARS = 2_000  # a value shown compactly (an outcome's field) is cut beyond this
 
 
-def cut(text: str, limit: int) -> str:
-    """Text cut at `limit` characters, saying how many more there were."""
+def cut(text: str, limit: int, more: str = "more characters") -> str:
+    """Text cut at `limit` characters, saying how many `more` there were; a lone surrogate
+    (from an old or hostile run directory) shown as U+FFFD: no page can be encoded with one."""
     if len(text) > limit:
-        return text[:limit] + f" … ({len(text) - limit:,} more characters)"
-    return text
+        text = text[:limit] + f" … ({len(text) - limit:,} {more})"
+    return fix_surrogates(text)
 
 
 def shown_value(value: Any) -> str:
-    """A JSON value as compact text, cut at MAX_VALUE_CHARS (the `value` filter). A value no
-    JSON holds (NaN, an infinity) is written as Python writes it, never as null."""
+    """A JSON value as compact text, cut at MAX_VALUE_CHARS (the `value` filter): machine
+    text (an outcome's field, a tool's arguments or output), so a control or bidi control in
+    it is shown, never obeyed (`plain`: NUL as ^@, U+202E as \\u202e). A value no JSON holds
+    (NaN, an infinity) is written as Python writes it, never as null."""
     if isinstance(value, str):
-        return cut(value, MAX_VALUE_CHARS)
+        return plain(cut(value, MAX_VALUE_CHARS))
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=repr)
     except (ValueError, RecursionError):
         text = repr(value)
-    return cut(text, MAX_VALUE_CHARS)
+    return plain(cut(text, MAX_VALUE_CHARS))
 
 
 def finite_number(value: Any) -> float | None:

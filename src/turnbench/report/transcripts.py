@@ -25,10 +25,13 @@ from turnbench.conversation import Conversation, Said
 from turnbench.report.markup import cut as cut_at
 from turnbench.report.markup import shown_value
 from turnbench.report.templating import render_file
-from turnbench.safetext import fix_surrogates
+from turnbench.safetext import fix_surrogates, visible_name
 from turnbench.store.rundir import Run
 
-MAX_LINE_CHARS = 200_000  # a message's text beyond this is cut (and says so)
+#: a message's text beyond this is cut (and says so), as the viewer cuts every text it shows
+#: (a 60-million-character message was a 61.5 MB page: issue 44)
+MAX_LINE_CHARS = 200_000
+MAX_NAME_CHARS = 200  # a tool's name beyond this is cut (and says so)
 
 
 @dataclass
@@ -79,7 +82,12 @@ class Transcript:
 
 def cut(text: str) -> str:
     """A message's text cut at MAX_LINE_CHARS, saying how many more there were."""
-    return cut_at(text, MAX_LINE_CHARS)
+    return cut_at(text, MAX_LINE_CHARS, "more characters not shown")
+
+
+def shown_name(name: str) -> str:
+    """A tool's name as the model wrote it, its invisible characters made visible."""
+    return visible_name(cut_at(name, MAX_NAME_CHARS))
 
 
 def pretty(text: str) -> str:
@@ -138,14 +146,20 @@ def lines(conversation: Conversation) -> list[Line]:
                     shown.add(id(result))
                 entries.append(
                     Line(
-                        "tool", step, name=call.name, arguments=pretty(call.arguments),
+                        "tool", step, name=shown_name(call.name), arguments=pretty(call.arguments),
                         output=pretty(result.content) if result is not None else "", by="tool",
                     )
                 )  # fmt: skip
         elif said.role == "tool":
             if id(said) not in shown:
                 entries.append(
-                    Line("tool", step, name=said.name or "", output=pretty(said.content), by="tool")
+                    Line(
+                        "tool",
+                        step,
+                        name=shown_name(said.name or ""),
+                        output=pretty(said.content),
+                        by="tool",
+                    )
                 )
         else:
             kind = said.role if said.by in ("user", "benchmark", "model") else said.by

@@ -261,10 +261,18 @@ class RunRecords:
             for done in sorted(entries, key=lambda d: d.offset):
                 handle.seek(done.offset)
                 raw = handle.read(done.length)
-                if isinstance(done, AnswerDone):
-                    found[done.offset] = _ANSWER_TEXT.validate_json(raw).text
-                else:
-                    found[done.offset] = _REPLIES.validate_json(raw).outputs
+                try:
+                    if isinstance(done, AnswerDone):
+                        found[done.offset] = _ANSWER_TEXT.validate_json(raw).text
+                    else:
+                        found[done.offset] = _REPLIES.validate_json(raw).outputs
+                except ValidationError:
+                    # a line only the standard library reads (a lone surrogate's escape)
+                    record = parse_record_bytes(raw)
+                    assert isinstance(record, AnswerRecord | JudgmentRecord)
+                    found[done.offset] = (
+                        record.text if isinstance(record, AnswerRecord) else record.outputs
+                    )
         return [found[done.offset] for done in entries]
 
     def records(self) -> list[LogRecord]:

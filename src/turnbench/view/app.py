@@ -35,6 +35,7 @@ from jinja2 import Environment
 from turnbench.benchmarks.recorded import NamedBenchmark
 from turnbench.errors import UserError
 from turnbench.report.templating import environment
+from turnbench.safetext import fix_surrogates
 from turnbench.view.hosts import LOOPBACK, Hosts, host_middleware
 from turnbench.view.pages import RunCache
 from turnbench.view.runs import RunDir, RunFinder
@@ -163,8 +164,10 @@ def _run_for(request: web.Request, root_key: str = "root", path_key: str = "path
 
 # -- handlers ------------------------------------------------------------------------------
 def _render(request: web.Request, name: str, **values: Any) -> web.Response:
+    """A page; a lone surrogate that reached it from a run directory shown as U+FFFD (no
+    page can be encoded with one: it was a 500, issue 44)."""
     text = request.app[TEMPLATES].get_template(name).render(**values)
-    return web.Response(text=text, content_type="text/html")
+    return web.Response(text=fix_surrogates(text), content_type="text/html")
 
 
 def _summaries(request: web.Request) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from turnbench.backends.replies import NO_ARGUMENTS, arguments_text
 from turnbench.benchmarks.base import BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator, sha256_file
 from turnbench.benchmarks.imports import Imported, ImportOptions
+from turnbench.benchmarks.options import MAX_SIMULATIONS
 from turnbench.benchmarks.tau_bench.database import DatabaseState
 from turnbench.benchmarks.tau_bench.reward import reward
 from turnbench.benchmarks.tau_bench.user import user_prompt
@@ -54,6 +55,30 @@ class _Trajectory(BaseModel):
     traj: list[dict[str, Any]]
 
 
+def _check_trial(
+    source: Path, number: int, entry: _Trajectory, seen: dict[tuple[int, int], int]
+) -> None:
+    """Refuse an entry whose trial is no trial number, or whose (task_id, trial) an earlier
+    entry holds already. Upstream numbers a task's trials 0, 1, ...; the file's highest
+    trial sets the run's trials (pass^k for k up to it), so a trial is bounded as
+    --simulations is, and it is the file that is wrong, not a flag. Two entries of one
+    (task_id, trial) would be read as one conversation, spliced, and scored by file order."""
+    where = f"{plain(str(source))}: entry {number}"
+    if not 0 <= entry.trial < MAX_SIMULATIONS:
+        raise UserError(
+            f"{where}: trial {entry.trial} is not a trial number (0 to {MAX_SIMULATIONS - 1}: "
+            f"trials are counted from 0, at most {MAX_SIMULATIONS} per task)"
+        )
+    pair = (entry.task_id, entry.trial)
+    if pair in seen:
+        raise UserError(
+            f"{where}: task_id {entry.task_id} trial {entry.trial} is already entry "
+            f"{seen[pair]}: a file holds each trial of a task once (give the entries "
+            "distinct trials, or import them separately)"
+        )
+    seen[pair] = number
+
+
 def _model_name(path: Path, options: ImportOptions) -> str:
     if options.model_name:
         return options.model_name
@@ -77,15 +102,18 @@ def read_trajectories(source: Path, options: ImportOptions, locator: DataLocator
     if not isinstance(raw, list) or len(raw) > MAX_TRAJECTORIES:
         raise UserError(f"{plain(str(source))}: expected a JSON list of trajectories")
     entries = []
+    seen: dict[tuple[int, int], int] = {}  # (task_id, trial) -> the entry that holds it
     for number, item in enumerate(raw):
         try:
-            entries.append(_Trajectory.model_validate(item))
+            entry = _Trajectory.model_validate(item)
         except ValidationError as error:
             problem = error.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])
             raise UserError(
                 f"{plain(str(source))}: entry {number}: {where}: {problem['msg']}"
             ) from None
+        _check_trial(source, number, entry, seen)
+        entries.append(entry)
     cls = benchmark_class(options.benchmark)
     trials = max((entry.trial for entry in entries), default=0) + 1
     files = cls.locate_files(locator)
@@ -187,7 +215,9 @@ class _Replay:
                 calls = [c for c in (message.get("tool_calls") or []) if isinstance(c, dict)][:1]
                 call = _call(calls[0], steps) if calls else None
                 key = answer_key(model, sample.id, steps, trial=trial)
-                after, kept = agent_thread.appended(list(sent))  # type: ignore[arg-type]
+                # (the thread is given `sent` itself, which only grows: a copy per message
+                # made a trajectory of n messages cost n squared)
+                after, kept = agent_thread.appended(sent)  # type: ignore[arg-type]
                 records.append(
                     AnswerRecord(
                         key=key,
@@ -197,14 +227,14 @@ class _Replay:
                         group=sample.group,
                         origin="imported",
                         text=text,
-                        messages=kept,
+                        messages=list(kept),
                         after=after,
                         trial=trial,
                         tool_calls=[call] if call else None,
                     )
                 )
                 reply = reply_message(text, [call] if call else None)
-                agent_thread.logged(key, list(sent), reply)  # type: ignore[arg-type]
+                agent_thread.logged(key, sent, reply)  # type: ignore[arg-type]
                 sent.append(reply)
                 if call is None:
                     said.append(text)
