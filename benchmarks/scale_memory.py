@@ -5,7 +5,9 @@ Writes 8 answer files (the golden answers, each model's text made distinct), sta
 OpenAI-compatible server as its own process (no latency, a fixed judge reply of realistic
 length), then measures three commands, each a child process of its own so that its peak
 resident memory (`ru_maxrss` of that one child, from os.wait4) and its wall time are its
-own:
+own. A child's `ru_maxrss` is never below the peak of this process (the kernel carries it
+over fork and exec), so this process stays small (the answers are written by a child) and
+prints its own peak:
 
 1. `turnbench judge --benchmark mt-bench-101 --answers DIR ...` (the run: 28,920 judgments);
 2. the same command again (the resume: everything is done, nothing is sent). The run
@@ -19,12 +21,15 @@ own:
 Goals (issue 14, item 7): at most 300 MB resident for each; the resume within 2.5 s; the
 report within 4 s and at most 6 MB of HTML in the report file.
 
-With `--baseline-src DIR` the report of the same run directory is also made by another
-checkout's source (e.g. main before a change), the two alternating round by round, and the
-ratio of their median times is printed.
+With `--baseline-src DIR` (repeatable) another checkout's source (e.g. main before a
+change) also resumes and reports, alternating with the one measured command by command,
+and the ratios of their medians are printed. A baseline resumes a copy of the run directory
+of its own (a code's results.state.json vouches only for results that code wrote, so one
+shared directory would make every resume a full one); that copy's first, full resume, which
+writes its state, is printed but not counted. Every code reports the same run directory.
 
     .venv/bin/python benchmarks/scale_memory.py [--models 8] [--rounds 2] [--keep DIR]
-        [--baseline-src /tmp/old/src]
+        [--baseline-src /tmp/old/src ...]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,6 +87,32 @@ def write_answers(data_dir: Path, folder: Path, models: int) -> int:
                     out.write(json.dumps({"id": sample.id, "turn": turn, "answer": answer}) + "\n")
                     turns += 1
     return turns
+
+
+def answers_in_child(data_dir: Path, folder: Path, models: int) -> int:
+    """`write_answers` in a child process. Loading the benchmark's 3615 samples here would
+    raise this process's peak to about 50 MB, and a child's `ru_maxrss` is never below the
+    peak of the process it was forked from (Linux carries it over fork and exec): the
+    unchanged resume, 45-46 MB, would read as this process's 50 MB."""
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        " from scale_memory import write_answers;"
+        " print(write_answers(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])))"
+    )
+    here = str(Path(__file__).resolve().parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code, here, str(data_dir), str(folder), str(models)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def own_peak() -> float:
+    """This process's peak resident MB: the floor of every child's figure."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
 
 
 def measured(args: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
@@ -149,7 +181,10 @@ def main() -> None:
     parser.add_argument(
         "--baseline-src",
         type=Path,
-        help="Also make the report with this src, alternating with the one measured.",
+        action="append",
+        default=[],
+        help="Also resume and report with this src, alternating with the one measured"
+        " (repeatable: baseline1, baseline2, ...).",
     )
     parser.add_argument(
         "--data-dir",
@@ -163,15 +198,17 @@ def main() -> None:
     if args.src is not None:
         env["PYTHONPATH"] = str(copied(args.src))
     env = compiled_env(env, Path(env["PYTHONPATH"].split(os.pathsep)[0]))
-    reporters = [("", env)]
-    if args.baseline_src is not None:
-        baseline = copied(args.baseline_src)
-        reporters.insert(
-            0, ("baseline ", compiled_env({**env, "PYTHONPATH": str(baseline)}, baseline))
-        )
+    # (name printed before each line, environment); the baselines first, then the one measured
+    codes: list[tuple[str, dict[str, str]]] = []
+    for index, src in enumerate(args.baseline_src):
+        name = "baseline " if len(args.baseline_src) == 1 else f"baseline{index + 1} "
+        baseline = copied(src)
+        codes.append((name, compiled_env({**env, "PYTHONPATH": str(baseline)}, baseline)))
+        print(f"{name}= {src}")
+    codes.append(("", env))
     with tempfile.TemporaryDirectory(prefix="tb-scale-") as tmp:
         workdir = Path(tmp)
-        turns = write_answers(args.data_dir, workdir / "answers", args.models)
+        turns = answers_in_child(args.data_dir, workdir / "answers", args.models)
         n = turns * args.models
         run = workdir / "run"
         server, base_url = spawn(0.0, workdir, "--fixed-reply", REPLY)
@@ -188,36 +225,73 @@ def main() -> None:
             load = " ".join(f"{value:.1f}" for value in os.getloadavg())
             print(
                 f"{args.models} models x {turns} turns = {n} judgments; log {log_mb:.1f} MB;"
-                f" load average {load}"
+                f" load average {load}; this process's peak {own_peak():.0f} MB (no figure"
+                " below can be lower)"
             )
             print(
                 f"run     {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
                 "  (goal <= 300 MB)",
                 flush=True,
             )
+            # a baseline resumes a copy of its own, whose results.state.json its code writes
+            resumers: list[tuple[str, dict[str, str], Path]] = []
+            for index, (name, code_env) in enumerate(codes[:-1]):
+                copy = workdir / f"run-baseline{index + 1}"
+                shutil.copytree(run, copy)
+                (copy / "results.state.json").unlink()
+                first = judge_command(workdir / "answers", base_url, copy, args.concurrency)
+                wall, peak, code, tail = measured(first, code_env)
+                if code != 0:
+                    raise SystemExit(f"the {name}first resume failed ({code}):\n{tail}")
+                print(
+                    f"{name}{'full':7} {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
+                    "  [its first: writes its results.state.json; not counted]",
+                    flush=True,
+                )
+                resumers.append((name, code_env, copy))
+            resumers.append(("", env, run))
+            resumes: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in codes}
             for index in range(args.rounds):
                 for kind in ("resume", "full"):
-                    if kind == "full":
-                        (run / "results.state.json").unlink()
-                    elif not (run / "results.state.json").is_file():
-                        raise SystemExit("the complete run wrote no results.state.json")
-                    wall, peak, code, tail = measured(command, env)
-                    if code != 0:
-                        raise SystemExit(f"the {kind} resume failed ({code}):\n{tail}")
+                    for name, code_env, folder in resumers:  # (alternating, as the reports)
+                        if kind == "full":
+                            (folder / "results.state.json").unlink()
+                        elif not (folder / "results.state.json").is_file():
+                            raise SystemExit(f"the {name}complete run wrote no state file")
+                        again = judge_command(
+                            workdir / "answers", base_url, folder, args.concurrency
+                        )
+                        wall, peak, code, tail = measured(again, code_env)
+                        if code != 0:
+                            raise SystemExit(f"the {name}{kind} resume failed ({code}):\n{tail}")
+                        if kind == "resume":
+                            resumes[name].append((wall, peak))
+                        print(
+                            f"{name}{kind:7} {wall:6.2f} s  CPU {CPU[-1]:6.2f} s"
+                            f"  peak {peak:6.0f} MB"
+                            + ("  (goal <= 2.5 s, <= 300 MB)" if kind == "resume" else "")
+                            + f"  [round {index + 1}]",
+                            flush=True,
+                        )
+            if args.rounds:
+                for name, _ in codes[:-1]:
+                    wall_ratio = statistics.median(w for w, _ in resumes[""]) / statistics.median(
+                        w for w, _ in resumes[name]
+                    )
                     print(
-                        f"{kind:7} {wall:6.2f} s  CPU {CPU[-1]:6.2f} s  peak {peak:6.0f} MB"
-                        + ("  (goal <= 2.5 s, <= 300 MB)" if kind == "resume" else "")
-                        + f"  [round {index + 1}]",
+                        f"resume / {name}resume, medians: time x{wall_ratio:.3f}, peak"
+                        f" {statistics.median(p for _, p in resumes['']):.1f} MB /"
+                        f" {statistics.median(p for _, p in resumes[name]):.1f} MB",
                         flush=True,
                     )
         finally:
             server.terminate()
             server.wait(timeout=10)
         report = [sys.executable, "-m", "turnbench", "report", str(run)]
-        times: dict[str, list[float]] = {name: [] for name, _ in reporters}
-        cpu: dict[str, list[float]] = {name: [] for name, _ in reporters}
+        times: dict[str, list[float]] = {name: [] for name, _ in codes}
+        cpu: dict[str, list[float]] = {name: [] for name, _ in codes}
         for index in range(args.rounds):
-            for name, report_env in reporters:  # (alternating: the machine's drift is shared)
+            for name, report_env in codes:  # (alternating: the machine's drift is shared)
                 wall, peak, code, tail = measured(report, report_env)
                 if code != 0:
                     raise SystemExit(f"the {name}report failed ({code}):\n{tail}")
@@ -231,10 +305,11 @@ def main() -> None:
                     f"  [round {index + 1}]",
                     flush=True,
                 )
-        if len(reporters) == 2:
-            ratio = statistics.median(times[""]) / statistics.median(times["baseline "])
-            used = statistics.median(cpu[""]) / statistics.median(cpu["baseline "])
-            print(f"report / baseline report, medians: time x{ratio:.3f}, CPU x{used:.3f}")
+        if args.rounds:
+            for name, _ in codes[:-1]:
+                ratio = statistics.median(times[""]) / statistics.median(times[name])
+                used = statistics.median(cpu[""]) / statistics.median(cpu[name])
+                print(f"report / {name}report, medians: time x{ratio:.3f}, CPU x{used:.3f}")
         if args.keep is not None:
             shutil.copytree(run, args.keep, dirs_exist_ok=True)
 

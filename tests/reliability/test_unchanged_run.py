@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,36 @@ from turnbench.store.uptodate import STATE_NAME, input_digest
 from turnbench.testing.fake_server import FakeServer, Reply, default_content
 
 REUSED = "nothing has changed since"
+# What the unchanged run must not import (issue 42: numpy, pulled in through
+# results.stress -> stats.paired by the typed results it prints, made such a resume of 28,920
+# judgments peak at 58-62 MB instead of 45-46 MB): modules only other commands (or a run
+# that computes its results) need
+NOT_ON_THE_UNCHANGED_PATH = (
+    "numpy",
+    "jinja2",
+    "aiohttp",
+    "turnbench.stats.paired",
+    "turnbench.report",
+    "turnbench.view",
+    "turnbench.benchmarks.tau_bench",
+)
+# (the flags read every benchmark package's options: tau-bench's too)
+FLAGS_READ = {"turnbench.benchmarks.tau_bench", "turnbench.benchmarks.tau_bench.options"}
+# the CLI's own main (not the console entry, whose early os._exit skips the report), then
+# the names of the modules loaded, written to the file argv[1]
+_LOADED = """
+import json, sys
+from turnbench.cli import main
+path, sys.argv = sys.argv[1], ["turnbench", *sys.argv[2:]]
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+else:
+    code = 0
+with open(path, "w", encoding="utf-8") as handle:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, handle)
+"""
 
 
 @pytest.fixture
@@ -42,6 +74,30 @@ def test_an_unchanged_complete_run_is_not_read_again_nor_sent(complete, env):
     assert (out / "log.jsonl").read_bytes() == log  # not even a config record appended
     assert results(out) == written
     assert "Run complete" in again.stdout and "overall" in again.stdout
+
+
+def test_an_unchanged_run_imports_nothing_that_only_other_commands_need(complete, env, tmp_path):
+    out, base_url = complete
+    listed = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, str(listed), *run_args(base_url, out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert REUSED in done.stdout  # (the path measured: results.state.json vouched)
+    loaded = json.loads(listed.read_text("utf-8"))
+    assert loaded["code"] in (0, None)
+    heavy = [
+        name
+        for name in loaded["modules"]
+        if any(name == top or name.startswith(top + ".") for top in NOT_ON_THE_UNCHANGED_PATH)
+        and name not in FLAGS_READ
+    ]
+    assert heavy == []
 
 
 def test_the_results_shown_are_those_a_full_resume_shows(env, tmp_path):

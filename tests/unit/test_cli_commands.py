@@ -107,3 +107,30 @@ def test_a_built_in_benchmark_run_does_not_load_the_benchmark_file_machinery():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["turnbench.benchmarks.custom.options"]
+
+
+def test_printing_typed_results_does_not_load_numpy():
+    """What a run prints is read as its typed model (results.shapes, with the stress arms'
+    ArmResults): an unchanged run's resume loads it, and it must not bring numpy (17 MB
+    resident, 0.1-0.2 s; issue 42) through the statistics that only computing results needs.
+    tests/reliability/test_unchanged_run.py checks the whole command."""
+    probe = textwrap.dedent(
+        """
+        import sys
+        from turnbench.cli import load
+        load("judge")
+        import turnbench.cli.output, turnbench.results.shapes, turnbench.session.result
+        print(" ".join(sorted(m for m in sys.modules
+                              if m.split(".")[0] == "numpy" or m == "turnbench.stats.paired")))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []

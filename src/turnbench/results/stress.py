@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict
 
 from turnbench.benchmarks.base import JudgedTurn, Sample
 from turnbench.perturb.arms import Arm, Injected
-from turnbench.stats.paired import PairedScore, StatRow, compare_paired
 from turnbench.stats.scoring import wilson_interval
 from turnbench.types import SampleId
 
 if TYPE_CHECKING:
     from turnbench.engine.work import Work
+    from turnbench.stats.paired import StatRow
 
 NO_GROUP = "(none)"
 WILSON = "Wilson score interval (95%) over the arm's answers"
@@ -103,6 +103,10 @@ def arm_results(
     answer_of: AnswerOf,
 ) -> dict[str, Any]:
     """One arm's block of `perturbations` (`items`: the arm's combined judged items)."""
+    # (here, not at the top: ArmResults is read by every command that prints results, and
+    # stats.paired imports numpy, about 17 MB and 0.1-0.2 s that only a stress run needs)
+    from turnbench.stats.paired import PairedScore, compare_paired
+
     benchmark = work.benchmark
     rule = getattr(benchmark, "comparison", None)
     combine = getattr(rule, "combine", "mean")
