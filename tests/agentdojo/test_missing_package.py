@@ -60,3 +60,11 @@ def test_turnbench_and_its_benchmarks_never_import_the_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(result.stdout) == []
+
+
+@pytest.mark.skipif(not INSTALLED, reason="needs the agentdojo extra")
+def test_another_release_of_the_package_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdicts must be the pinned release's (and a few private helpers are called)."""
+    monkeypatch.setattr(upstream, "_installed_version", lambda: "0.1.36")
+    with pytest.raises(UserError, match=r"built on agentdojo 0\.1\.35, found 0\.1\.36"):
+        upstream.load()
