@@ -1,0 +1,17 @@
+"""AgentDojo (Debenedetti et al. 2024): prompt injections inside tool results, on the upstream
+`agentdojo` package (issue 43).
+
+Everything AgentDojo defines (environments, tools, user and injection tasks, ground truths,
+utility and security checks, attack texts, defenses) comes from the package itself, pinned
+and installed with the extra `turnbench[agentdojo]`. Only `upstream` (and the modules that go
+through it) imports it, and only inside functions: importing this package, turnbench, or any
+other benchmark never loads it or the provider SDKs it pulls in.
+
+- `upstream`: the typed seam onto the package (suites, tasks, prompts, tools in a provider's
+  shape, a conversation's environment, one tool call as upstream's executor runs it, the
+  checks, attacks, defenses, environment diffs).
+- `envcache`: a suite's environment parsed once and copied per conversation, equal to
+  upstream's own loading.
+- `payloads`: finding an attack's text inside a tool result (pure text, no package).
+- `fakes`: scripted agents behind an OpenAI-compatible server, for tests and benchmarks.
+"""
