@@ -18,10 +18,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     Strict,
     ValidatorFunctionWrapHandler,
     WithJsonSchema,
     WrapValidator,
+    model_serializer,
 )
 from typing_extensions import NotRequired, TypedDict
 
@@ -497,6 +499,17 @@ class SampleRecord(BaseModel):
     steps: int = 0
     detail: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=_now)
+
+    @model_serializer(mode="wrap")
+    def _keep_null_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A benchmark's own top-level keys are written as it gave them, null included (a
+        reader of the log finds `injection_task_id: null`, not a missing key), although the
+        log leaves out the record's own null fields."""
+        written = handler(self)
+        for name, value in (self.model_extra or {}).items():
+            if value is None:
+                written.setdefault(name, None)
+        return written
 
 
 Order = Literal["AB", "BA"]

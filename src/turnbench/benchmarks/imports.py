@@ -74,6 +74,8 @@ class ImportOptions:
     baseline: str | None = None  # pairwise: the baseline (else told by the games)
     benchmark: str | None = None  # a format several benchmarks read: which one
     model_name: str | None = None  # the model's name in the run (else told by the files)
+    #: `-B key=value`: the benchmark's own options (which attack of a folder, say)
+    benchmark_options: dict[str, Any] = field(default_factory=dict)
 
 
 def inferred_limit(samples: Sequence[Sample], judged: Collection[SampleId]) -> int | None:

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from turnbench.benchmarks.options import parse_assignments
 from turnbench.cli.application import app
 from turnbench.cli.output import print_results, print_warning
 
@@ -24,13 +25,18 @@ def import_(
         typer.Argument(
             help="The other tool's files: a file or a folder (structflowbench: one "
             "*_evaluate.json or a folder of them; fastchat: a data/mt_bench folder, or a "
-            "fork's in its layout; tau-bench: the results file of tau-bench's run.py; csv, "
+            "fork's in its layout; a benchmark's own format: its page in the docs; csv, "
             "jsonl: a `turnbench export` file).",
         ),
     ],
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help="fastchat, structflowbench, tau-bench, csv or jsonl."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="csv or jsonl (turnbench's exports), fastchat, or a format a benchmark reads "
+            "(its importers: structflowbench's, tau-bench's, agentdojo's...).",
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],
     judge_name: Annotated[
@@ -69,15 +75,15 @@ def import_(
             "--benchmark",
             "-b",
             help="The benchmark the files belong to, for a format several benchmarks read "
-            "(tau-bench: tau-bench-airline or tau-bench-retail).",
+            "(the domain of a benchmark with several, say).",
         ),
     ] = None,
     model_name: Annotated[
         str | None,
         typer.Option(
             "--model-name",
-            help="tau-bench: the model's name in the run (default: read from upstream's file "
-            "name, tool-calling-MODEL-TEMPERATURE_range_...).",
+            help="The model's name in the run, for a format that records conversations "
+            "(default: as the files name it).",
         ),
     ] = None,
     data_dir: Annotated[
@@ -89,6 +95,15 @@ def import_(
     no_download: Annotated[
         bool, typer.Option("--no-download", help="Never fetch data files.")
     ] = False,
+    benchmark_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--benchmark-option",
+            "-B",
+            help="A benchmark option as key=value (repeatable), for a benchmark's own format "
+            "(e.g. -B attack=NAME: which attack of a folder to import).",
+        ),
+    ] = None,
 ) -> None:
     """Turn another tool's finished evaluation (answers and judge verdicts) into a run
     directory that report, compare and export read like any other; nothing is sent."""
@@ -104,6 +119,7 @@ def import_(
         baseline=baseline,
         benchmark=benchmark,
         model_name=model_name,
+        benchmark_options=parse_assignments(benchmark_option or []),
     )
     imported = read_import(fmt, source, options)  # everything is validated before writing
     results = write_import(imported, out, warn=print_warning)

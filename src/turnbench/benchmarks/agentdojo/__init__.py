@@ -14,4 +14,23 @@ other benchmark never loads it or the provider SDKs it pulls in.
   upstream's own loading.
 - `payloads`: finding an attack's text inside a tool result (pure text, no package).
 - `fakes`: scripted agents behind an OpenAI-compatible server, for tests and benchmarks.
+- `benchmark`, `task`, `driver`, `outcome`, `options`, `importer`: the benchmark itself (its
+  samples and tables, one conversation, the tool filter as a step of its own, the typed
+  outcome, its options, re-scoring runs AgentDojo's own logger wrote).
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BENCHMARK", "AgentDojoBench"]
+
+
+def __getattr__(name: str) -> Any:
+    """The class, imported when first asked for (PEP 562): listing the built-in benchmarks
+    reads its options without loading its rules (and never the package)."""
+    if name in __all__:
+        from turnbench.benchmarks.agentdojo.benchmark import AgentDojoBench
+
+        return AgentDojoBench
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

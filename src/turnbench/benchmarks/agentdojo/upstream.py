@@ -65,8 +65,9 @@ def require() -> ModuleType:
     Why a version check: the verdicts must be the pinned package's; another release can move
     tasks, checks or the private helpers this module calls."""
     try:
-        import agentdojo
         import agentdojo.task_suite.load_suites  # its import pulls the SDKs
+
+        import agentdojo
     except ImportError as error:
         missing = getattr(error, "name", None) or "agentdojo"
         raise UserError(
@@ -124,6 +125,22 @@ def attack_names() -> list[str]:
     from agentdojo.attacks.attack_registry import ATTACKS
 
     return sorted(name for name in ATTACKS if name not in INTERACTIVE_ATTACKS)
+
+
+def attack_is_dos(name: str) -> bool:
+    """Whether upstream's attack `name` is of its denial-of-service family (each user task
+    runs with the suite's first injection task only), read from its class, unbuilt; an
+    unknown name is one clear error."""
+    require()
+    import agentdojo.attacks  # noqa: F401  (registers them)
+    from agentdojo.attacks.attack_registry import ATTACKS
+
+    if name not in ATTACKS or name in INTERACTIVE_ATTACKS:
+        raise UserError(
+            f"unknown agentdojo attack {name!r}; upstream's are {', '.join(attack_names())}"
+            " (or none)"
+        )
+    return bool(getattr(ATTACKS[name], "is_dos_attack", False))
 
 
 def pi_detector_ready() -> str | None:

@@ -122,6 +122,9 @@ class TauTask:
         result = self.domain.tools.call(state, name, arguments)
         return ToolOutcome(result.output, result.terminal, result.changed)
 
+    def after_tools(self) -> list[str]:
+        return []
+
     def user_ask(self, heard: Sequence[str], said: Sequence[str], acted: bool) -> UserAsk:
         return user_ask(
             self.task.instruction, heard, said, acted=acted, needs_change=self.needs_change

@@ -72,12 +72,15 @@ class Scored:
 @dataclass(frozen=True)
 class Call:
     """One tool call the agent made, as the driver ran it (the model's id, name and
-    arguments' text) and what it returned."""
+    arguments' text), what it returned, and where: the agent's step and its place among
+    that step's calls."""
 
     id: str
     name: str
     arguments: str
     output: str
+    step: int = 0
+    index: int = 0
 
 
 class AgentTask(Protocol):
@@ -110,6 +113,11 @@ class AgentTask(Protocol):
     def user_ask(self, heard: Sequence[str], said: Sequence[str], acted: bool) -> UserAsk:
         """The simulated user's next request: `heard` the agent's messages to the user so
         far, `said` the user's own; `acted`: whether a tool has changed the state yet."""
+        ...
+
+    def after_tools(self) -> list[str]:
+        """User messages the benchmark adds after each round of tool results, before the
+        agent is asked again (a defense that repeats the user's prompt); usually none."""
         ...
 
     def score(
@@ -161,12 +169,17 @@ class ToolAgent:
         if ctx.logged_sample(key) is not None:
             return
         task = self.benchmark.agent_task(sample)
-        conversation = _Conversation(task, model, sample, trial)
+        conversation = self.conversation(task, model, sample, trial)
         ended = await conversation.run(ctx, self.benchmark)
         if ended is None:
             return  # a request failed: pending, the resume goes on from the log
         scored = task.score(conversation.state, conversation.heard, ended, conversation.calls)
-        outcome = scored.outcome.model_dump(mode="json") if scored.outcome is not None else {}
+        # (the outcome's defaults are left out of the log: its model fills them when read)
+        outcome = (
+            scored.outcome.model_dump(mode="json", exclude_defaults=True)
+            if scored.outcome is not None
+            else {}
+        )
         ctx.record_sample(
             SampleRecord(
                 key=key,
@@ -181,6 +194,11 @@ class ToolAgent:
                 **scored.fields,
             )
         )
+
+    def conversation(self, task: AgentTask, model: str, sample: Sample, trial: int) -> Conversation:
+        """One conversation as this driver holds it (a driver built on this one may hold it
+        its own way: `Conversation.prelude`)."""
+        return Conversation(task, model, sample, trial)
 
     def estimate(self, plan: Plan, sizing: Sizing) -> None:
         """Every conversation runs to the step limit, every request at its token limits:
@@ -223,7 +241,7 @@ class ToolAgent:
         ]
 
 
-class _Conversation:
+class Conversation:
     """One conversation of the agent, as it goes (its messages are the agent's view)."""
 
     def __init__(self, task: AgentTask, model: str, sample: Sample, trial: int) -> None:
@@ -236,6 +254,7 @@ class _Conversation:
         self.heard: list[str] = []  # the agent's text messages (to the user)
         self.said: list[str] = []  # the user's messages
         self.calls: list[Call] = []  # the tool calls run, in order
+        self.tools = task.tools  # what the agent is offered (a driver may narrow it)
         self.steps = 0
         self.acted = False  # a tool changed the state
         self.agent_thread = Thread()
@@ -257,6 +276,12 @@ class _Conversation:
             )  # fmt: skip
         self.said.append(text)
         self.messages.append({"role": "user", "content": text})
+        return True
+
+    async def prelude(self, ctx: RunContext) -> bool:
+        """What happens between the opening and the agent's first step (a driver built on
+        this one may add a step of its own: a defense that asks the model which tools to
+        keep); False when a request failed."""
         return True
 
     async def _user(self, ctx: RunContext) -> tuple[str, bool] | None:
@@ -282,11 +307,11 @@ class _Conversation:
         """Converse until the end; how it ended, or None when a request failed."""
         # (the user's opening is not checked for the end: upstream checks the user's word
         # only after the agent has spoken)
-        if not await self._open(ctx):
+        if not await self._open(ctx) or not await self.prelude(ctx):
             return None
         simulated = self.task.opening() is None
         kept = 1 if rules.calls_per_reply == "first" else None
-        params = rules.agent_params(self.sample, self.task.tools)
+        params = rules.agent_params(self.sample, self.tools)
         while self.steps < rules.max_steps:
             self.steps += 1
             answer = await ctx.answer(
@@ -308,6 +333,8 @@ class _Conversation:
             if calls:
                 if self._tools(ctx, calls):
                     return TERMINATING_TOOL
+                for text in self.task.after_tools():
+                    self.messages.append({"role": "user", "content": text})
                 continue
             self.heard.append(text)
             if not simulated:
@@ -350,7 +377,7 @@ class _Conversation:
                         at=len(self.messages),
                     )
                 )
-            self.calls.append(Call(call_id, name, arguments, output))
+            self.calls.append(Call(call_id, name, arguments, output, self.steps, number))
             self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
             if outcome.terminal:
                 return True
