@@ -2,9 +2,10 @@
 
 This policy is the only one (no client library retries underneath): bounded by attempts and
 by total time, exponential backoff with full jitter, and a server's Retry-After honoured
-(capped, so a hostile header cannot park the run for hours). What a caller of its loop,
-`run_with_retries`, adds (the budget's say over each attempt, the backend's stats) are the
-hooks of a `Retrying`, not a loop of its own.
+(capped, so a hostile header cannot park the run for hours). Its loop, `run_with_retries`,
+is the only one too: every live backend and every batch client retries through it, and
+what a caller adds (an endpoint slot held through a backoff, the budget's say over each
+attempt, the backend's stats) are the hooks of a `Retrying`, not a loop of its own.
 """
 
 from __future__ import annotations
