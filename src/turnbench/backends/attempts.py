@@ -1,11 +1,12 @@
 """The budget's say over every attempt of one request, retries included.
 
-A backend's retry loop decides when to send another attempt; the engine's budget has to
-see each one before it is sent (--max-cost reserves an attempt's worst case) and hear of
-each that returned nothing (a provider may bill a timed-out attempt). The engine opens an
-`AttemptGate` for the duration of one request (`gated`), and the retry loop of every backend
-asks the gate in force (`current_gate`): no gate (a preflight check, a test calling a
-backend directly) admits every attempt.
+The one retry loop (`retry.run_with_retries`) decides when to send another attempt; the
+engine's budget has to see each one before it is sent (--max-cost reserves an attempt's
+worst case) and hear of each that returned nothing (a provider may bill a timed-out
+attempt). The engine opens an `AttemptGate` for the duration of one request (`gated`), and
+every live backend's hooks on that loop (`BackendRetrying`) ask the gate in force
+(`current_gate`): no gate (a preflight check, a test calling a backend directly) admits
+every attempt.
 
 A context variable carries the gate, not an argument of `Backend.complete`, so that the one
 backend protocol stays `complete(messages, params)` for every provider and every fake. It is
