@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from turnbench.backends.attempts import cancelled_in_flight, current_gate
+from turnbench.backends.attempts import BackendRetrying
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -74,14 +74,9 @@ from turnbench.backends.replies import (
     tool_call,
 )
 from turnbench.backends.retry import RetryPolicy, TransientError
-from turnbench.backends.sdk_calls import (
-    GaveUp,
-    classify_sdk_error,
-    run_with_retries,
-    sdk_error_detail,
-)
+from turnbench.backends.sdk_calls import classify_sdk_error, sdk_error_detail
 from turnbench.backends.sdk_transport import sdk_http_client
-from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError, UserError
+from turnbench.errors import FatalBackendError, RequestFailedError, UserError
 from turnbench.safetext import fix_tree
 from turnbench.textio import loads_strict_json
 from turnbench.types import Completion, Message, RequestParams, ToolCall, Usage
@@ -370,7 +365,8 @@ def _rejects_temperature(error: Exception, sdk: Any) -> bool:
 
 
 class AnthropicBackend:
-    """Bounded-concurrency Messages API client under the project's single retry layer.
+    """Bounded-concurrency Messages API client, retried by the project's one retry loop
+    with the hooks every live backend shares (`attempts.BackendRetrying`).
 
     `concurrency="auto"` adapts the requests in flight like the OpenAI-compatible backend
     (the same limit and endpoint pool): 429, 503 and 529 lower it and do not use up
@@ -450,67 +446,24 @@ class AnthropicBackend:
             raise RequestFailedError(f"{self.spec}: the request was not sent: {problem}", 0)
         started = time.monotonic()
         sent: dict[str, Any] = {}
-        gate = current_gate()
-        tries = 0  # attempts sent
-        billed = False  # the last one may have been billed, and returned nothing
+        request = BackendRetrying(
+            self.spec, self.stats, self._redact, messages, params, adaptive=self.adaptive
+        )
 
         async def attempt() -> Completion:
-            nonlocal tries, billed
-            if gate is not None and billed:
-                refused = gate.retry(messages, params)
-                if refused is not None:
-                    raise AttemptRefusedError(
-                        f"{self.spec}: not retried after {tries} attempts ({refused})",
-                        tries,
-                        refused,
-                    )
-            billed = False
-            tries += 1
+            if request.attempts > 1:
+                self.stats.retries += 1
             try:
                 return await self._send(messages, params, sent)
             except asyncio.CancelledError:
-                if gate is not None:
-                    cancelled_in_flight(gate, messages, params)
-                raise
-            except TransientError as error:
-                if gate is not None and error.billed:
-                    billed = True
-                    gate.unanswered(messages, params, error.message)
+                # (also while waiting for a connection slot: the books err on the budget's side)
+                request.cancelled()
                 raise
 
-        retrying = False
-
-        def count_retry() -> None:
-            nonlocal retrying
-            self.stats.retries += 1
-            if not retrying:  # shown live in the progress line until the request ends
-                retrying = True
-                self.stats.retrying += 1
-
-        try:
-            completion, attempts = await run_with_retries(
-                attempt, self._policy, on_retry=count_retry, congestion_is_free=self.adaptive
-            )
-        except AttemptRefusedError as error:  # (run_with_retries counted it as sent)
-            self.stats.failures += 1
-            raise AttemptRefusedError(error.message, tries, error.reason) from None
-        except GaveUp as error:
-            self.stats.failures += 1
-            raise RequestFailedError(
-                f"{self.spec}: gave up after {error.attempts} attempts: {error.last.message}",
-                error.attempts,
-            ) from None
-        except RequestFailedError as error:
-            self.stats.failures += 1
-            raise RequestFailedError(error.message, error.attempts) from None
-        finally:
-            if retrying:
-                self.stats.retrying -= 1
-        completion.attempts = attempts
+        completion = await request.run(attempt, self._policy)
         completion.sent_params = dict(sent)
         completion.latency_s = round(time.monotonic() - started, 4)
         completion.endpoint = self.endpoint or None
-        self.stats.add_usage(completion.usage)
         return completion
 
     async def _send(
@@ -592,7 +545,6 @@ class AnthropicBackend:
             # a key echoed back by the server never reaches the log or the terminal
             completion = clean_reply(to_completion(message), self._redact)
         except TransientError as error:
-            self.stats.last_error = error.message
             congested = self.adaptive and (error.congestion or error.kind == "timeout")
             self.pool.failed(endpoint, endpoint_failure=False, congestion=congested)
             if congested and error.retry_after:

@@ -2,8 +2,11 @@
 
 The hot path is a plain HTTP client (see http.py): the request body is built with
 json.dumps from the messages and the sampling fields, the reply parsed and sanitised by
-replies.py, and this module owns the single retry layer, the choice of replica
-(endpoints.py) and what each status means:
+replies.py, and this module owns the choice of replica (endpoints.py) and what each status
+means. Its attempts are retried by the one retry loop (`retry.run_with_retries`), with the
+hooks every live backend shares (`attempts.BackendRetrying`) and this backend's own
+(`_HttpRetrying`: an endpoint slot held through a congestion backoff, and that backoff's
+length from the endpoint's round trip):
 
 - 408, 409, 429, 5xx, timeouts, dropped connections, malformed bodies, empty choices and
   null content: retried (bounded by --max-attempts and --retry-max-time; Retry-After
@@ -23,11 +26,11 @@ import random
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from turnbench import __version__
-from turnbench.backends.attempts import cancelled_in_flight, current_gate, may_be_billed
+from turnbench.backends.attempts import BackendRetrying
 from turnbench.backends.base import BackendStats
 from turnbench.backends.endpoints import (
     AUTO_INITIAL,
@@ -39,18 +42,17 @@ from turnbench.backends.endpoints import (
 )
 from turnbench.backends.http import HttpReply, HttpTransport, Transport
 from turnbench.backends.keys import OPENAI_URL, EndpointKey, base_url_flag, key_flag
-from turnbench.backends.replies import Redactor, error_detail, parse_completion, short_detail
+from turnbench.backends.replies import Redactor, error_detail, parse_completion
 from turnbench.backends.retry import (
     FATAL_STATUS,
     RetryPolicy,
     TransientError,
-    backoff_delay,
     is_retryable_status,
     parse_duration,
     parse_retry_after,
 )
 from turnbench.backends.urls import url_secrets
-from turnbench.errors import AttemptRefusedError, FatalBackendError, RequestFailedError
+from turnbench.errors import FatalBackendError, RequestFailedError
 from turnbench.types import Completion, Message, RequestParams
 
 __all__ = ["OpenAICompatBackend", "TransientError", "is_reasoning_model"]
@@ -82,14 +84,6 @@ def refusal_message(role: str, url: str, status: int, key_source: str | None, de
         )
     said = f" Server said: {detail}." if detail else ""
     return f"the {role} endpoint {url}: {why}.{said}"
-
-
-@dataclass
-class _Attempts:
-    sent: int = 0  # requests sent for this completion
-    counted: int = 0  # those that count against --max-attempts
-    congested: int = 0  # 429/503 in a row (adaptive backoff)
-    first_sent: float | None = None
 
 
 def chat_request_fields(params: RequestParams, reasoning: bool) -> dict[str, Any]:
@@ -141,8 +135,8 @@ def wire_messages(messages: list[Message]) -> list[Message]:
 
 
 class OpenAICompatBackend:
-    """Bounded-concurrency client over one or more replicas, with the project's single
-    retry layer."""
+    """Bounded-concurrency client over one or more replicas, retried by the project's one
+    retry loop."""
 
     def __init__(
         self,
@@ -235,97 +229,31 @@ class OpenAICompatBackend:
             {"model": self.model_name, "messages": wire_messages(messages), **fields}
         ).encode()
 
-    # -- the retry loop -----------------------------------------------------------------------
+    # -- one request --------------------------------------------------------------------------
     async def complete(self, messages: list[Message], params: RequestParams) -> Completion:
         fields = self.request_fields(params)
         body = self.payload(messages, fields)
         started = time.monotonic()
-        state = _Attempts()
-        retrying = False
-        gate = current_gate()
-        try:
-            while True:
-                on_the_wire = state.sent
-                try:
-                    completion = await self._attempt(body, state)
-                    break
-                except asyncio.CancelledError:
-                    if gate is not None and state.sent > on_the_wire:
-                        cancelled_in_flight(gate, messages, params)
-                    raise
-                except TransientError as error:
-                    held: Endpoint | None = getattr(error, "held", None)
-                    try:
-                        message = short_detail(str(error), self._redact)
-                        self.stats.last_error = message
-                        billed = gate is not None and may_be_billed(error)
-                        if gate is not None and billed:
-                            gate.unanswered(messages, params, message)
-                        if not retrying:
-                            retrying = True
-                            self.stats.retrying += 1
-                        delay = self._delay(error, state)
-                        spent = time.monotonic() - (state.first_sent or started)
-                        if self._policy.gives_up(state.counted, spent, delay):
-                            self.stats.failures += 1
-                            raise RequestFailedError(
-                                f"{self.spec}: gave up after {state.sent} attempts: {message}",
-                                state.sent,
-                            ) from None
-                        refused = None
-                        if gate is not None and billed:
-                            refused = gate.retry(messages, params)
-                        if refused is not None:
-                            self.stats.failures += 1
-                            raise AttemptRefusedError(
-                                f"{self.spec}: not retried after {state.sent} attempts "
-                                f"({refused}); the last: {message}",
-                                state.sent,
-                                refused,
-                            ) from None
-                        await asyncio.sleep(delay)
-                    finally:
-                        if held is not None:
-                            self.pool.release(held)
-                except RequestFailedError as error:
-                    self.stats.failures += 1
-                    self.stats.last_error = error.message
-                    raise RequestFailedError(error.message, state.sent) from None
-        finally:
-            if retrying:
-                self.stats.retrying -= 1
-        completion.attempts = state.sent
-        self.stats.add_usage(completion.usage)
+        request = _HttpRetrying(self, messages, params)
+        completion = await request.run(partial(self._attempt, body, request), self._policy)
         completion.latency_s = round(time.monotonic() - started, 4)
         completion.sent_params = recorded_fields(fields)
         return completion
 
-    def _delay(self, error: TransientError, state: _Attempts) -> float:
-        if self.adaptive and error.congestion:
-            # about one round trip (at least the server's Retry-After), while holding the
-            # slot (see _attempt), so that a refused request occupies the endpoint like one
-            # in flight instead of being resent at once
-            rtt = max(0.05, min(e.rtt for e in self.pool.endpoints) or 0.05)
-            scale = min(2 ** max(0, state.congested - 1), 8)
-            delay = rtt * scale * random.uniform(0.5, 1.5)
-            return min(self._policy.max_wait, max(delay, error.retry_after or 0.0))
-        return backoff_delay(self._policy, state.counted, error.retry_after)
-
-    async def _attempt(self, body: bytes, state: _Attempts) -> Completion:
-        """One request. Under adaptive concurrency a 429/503 keeps its endpoint slot (the
-        error's `held`) until the caller's backoff is over: a refusal comes back at once,
-        and releasing the slot at once would turn the limit into a 429 loop."""
+    async def _attempt(self, body: bytes, request: _HttpRetrying) -> Completion:
+        """One attempt of `request`. Under adaptive concurrency a 429/503 keeps its endpoint
+        slot (`request.held`) until the loop's backoff is over: a refusal comes back at
+        once, and releasing the slot at once would turn the limit into a 429 loop."""
         endpoint = await self.pool.acquire()
         held = False
         try:
             if self._fatal is not None:  # another request already hit a fatal refusal
                 raise self._fatal
-            state.sent += 1
-            if state.sent > 1:
+            if request.attempts > 1:
                 self.stats.retries += 1
             now = time.monotonic()
-            if state.first_sent is None:
-                state.first_sent = now
+            if request.first_sent is None:
+                request.first_sent = now
             endpoint.requests += 1
             self.stats.requests += 1
             try:
@@ -337,8 +265,10 @@ class OpenAICompatBackend:
                     basic_auth=self.basic_auth(endpoint),
                 )
                 completion = self._interpret(endpoint, reply)
+            except asyncio.CancelledError:  # (on the wire: the server may answer and bill it)
+                request.cancelled()
+                raise
             except TransientError as error:
-                self._count(state, error)
                 self.pool.failed(
                     endpoint,
                     endpoint_failure=error.endpoint_failure,
@@ -347,13 +277,12 @@ class OpenAICompatBackend:
                 if self.adaptive and error.congestion:
                     if error.retry_after is not None:
                         self.pool.pause(endpoint, min(error.retry_after, self._policy.max_wait))
-                    error.held = endpoint  # type: ignore[attr-defined]
+                    request.held = endpoint
                     held = True
                 raise
             except RequestFailedError:
                 endpoint.failures += 1
                 raise
-            state.congested = 0
             completion.endpoint = endpoint.shown
             self.pool.succeeded(endpoint, time.monotonic() - now)
             if self.adaptive:
@@ -362,13 +291,6 @@ class OpenAICompatBackend:
         finally:
             if not held:
                 self.pool.release(endpoint)
-
-    def _count(self, state: _Attempts, error: TransientError) -> None:
-        if self.adaptive and error.congestion:
-            state.congested += 1
-        else:
-            state.counted += 1
-            state.congested = 0
 
     def _interpret(self, endpoint: Endpoint, reply: HttpReply) -> Completion:
         status = reply.status
@@ -413,3 +335,52 @@ class OpenAICompatBackend:
 
     async def aclose(self) -> None:
         await self._transport.aclose()
+
+
+class _HttpRetrying(BackendRetrying):
+    """One request of the OpenAI-compatible backend on the retry loop: what every live
+    backend does (`BackendRetrying`), and what only this one does under adaptive
+    concurrency. A 429/503 holds its endpoint slot (`held`, set by the attempt) through
+    the backoff, which lasts about one round trip of the endpoint (at least the server's
+    Retry-After), doubling with each refusal in a row (`congested`): a refused request
+    occupies the endpoint like one in flight instead of being resent at once. The total
+    time is counted from the first attempt sent, not from the wait for a slot."""
+
+    def __init__(
+        self, backend: OpenAICompatBackend, messages: list[Message], params: RequestParams
+    ) -> None:
+        super().__init__(
+            backend.spec,
+            backend.stats,
+            backend._redact,
+            messages,
+            params,
+            adaptive=backend.adaptive,
+        )
+        self.pool = backend.pool
+        self.congested = 0  # refusals for congestion in a row (adaptive backoff)
+        self.first_sent: float | None = None
+        self.held: Endpoint | None = None  # the slot a congestion refusal keeps
+
+    def failed(self, error: TransientError) -> None:
+        if self.adaptive and error.congestion:
+            self.congested += 1
+        else:
+            self.congested = 0
+        super().failed(error)
+
+    def delay(self, error: TransientError, policy: RetryPolicy) -> float:
+        if self.adaptive and error.congestion:
+            rtt = max(0.05, min(e.rtt for e in self.pool.endpoints) or 0.05)
+            scale = min(2 ** max(0, self.congested - 1), 8)
+            delay = rtt * scale * random.uniform(0.5, 1.5)
+            return min(policy.max_wait, max(delay, error.retry_after or 0.0))
+        return super().delay(error, policy)
+
+    def since(self, started: float) -> float:
+        return self.first_sent or started
+
+    def waited(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            self.pool.release(held)

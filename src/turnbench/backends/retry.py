@@ -2,7 +2,10 @@
 
 This policy is the only one (no client library retries underneath): bounded by attempts and
 by total time, exponential backoff with full jitter, and a server's Retry-After honoured
-(capped, so a hostile header cannot park the run for hours).
+(capped, so a hostile header cannot park the run for hours). Its loop, `run_with_retries`,
+is the only one too: every live backend and every batch client retries through it, and
+what a caller adds (an endpoint slot held through a backoff, the budget's say over each
+attempt, the backend's stats) are the hooks of a `Retrying`, not a loop of its own.
 """
 
 from __future__ import annotations
@@ -182,39 +185,81 @@ class GaveUp(Exception):
         self.attempts = attempts
 
 
+class Retrying:
+    """What a caller adds to `run_with_retries` for one request; every hook does nothing by
+    default, so the batch clients pass none.
+
+    One instance serves one request: the loop keeps its counts on it (`attempts`: the
+    attempts made, the one running included; `counted`: those that count against
+    `--max-attempts`), so an attempt and the hooks read them without a second tally. The
+    hooks run in this order after a failed attempt: `failed`, `counts`, `delay`, then
+    `since` (for the total time); unless the loop gives up, `admit` and the backoff; and
+    `waited` last, whatever happened after `failed`.
+    """
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.counted = 0
+
+    def failed(self, error: TransientError) -> None:
+        """After each failed attempt, before anything is decided: stats, and what a
+        provider may bill for an attempt that returned nothing."""
+
+    def counts(self, error: TransientError) -> bool:
+        """Whether this failed attempt counts against `--max-attempts` (under adaptive
+        concurrency a refusal for congestion costs only time)."""
+        return True
+
+    def delay(self, error: TransientError, policy: RetryPolicy) -> float:
+        """Seconds to wait before the next attempt: the policy's backoff by default."""
+        return backoff_delay(policy, self.counted, error.retry_after)
+
+    def since(self, started: float) -> float:
+        """The `time.monotonic()` the total time is measured from (`started`: the loop's
+        own start), for `RetryPolicy.gives_up`."""
+        return started
+
+    def admit(self) -> None:
+        """Before the backoff of a retry the loop will send: raise (an AttemptRefusedError)
+        to send none, e.g. when the budget cannot cover it."""
+
+    def waited(self) -> None:
+        """After the backoff, or instead of it (given up, refused, cancelled): what was
+        held through it (an endpoint slot) is let go."""
+
+
 async def run_with_retries(
     attempt: Callable[[], Awaitable[T]],
     policy: RetryPolicy,
-    *,
-    on_retry: Callable[[], None] | None = None,
-    congestion_is_free: bool = False,
+    retrying: Retrying | None = None,
 ) -> tuple[T, int]:
     """Call `attempt` until it returns, raises something other than `TransientError`, or the
     policy's budget is spent (`RetryPolicy.gives_up`), which raises `GaveUp`.
 
     Returns the result and the number of attempts made (also set on a RequestFailedError
-    raised by `attempt`). No backoff sleep begins past the policy's deadline. With
-    `congestion_is_free` (--concurrency auto) an attempt refused for congestion does not
-    count against `max_attempts`: rate limiting costs time (still bounded by the deadline),
-    never the item. The HTTP backend's own loop (`openai_compat`) keeps its endpoint slot
-    through a congestion backoff, so it runs its attempts itself, by the same policy.
+    raised by `attempt`). No backoff sleep begins past the policy's deadline. `retrying`
+    adds the caller's hooks (see `Retrying`); an exception a hook raises (a refused retry)
+    ends the loop as it is.
     """
-    attempts = counted = 0
+    hooks = retrying if retrying is not None else Retrying()
     started = time.monotonic()
     while True:
-        attempts += 1
-        counted += 1
-        if attempts > 1 and on_retry is not None:
-            on_retry()
+        hooks.attempts += 1
         try:
-            return await attempt(), attempts
+            return await attempt(), hooks.attempts
         except TransientError as error:
-            if congestion_is_free and error.congestion:
-                counted -= 1
-            delay = backoff_delay(policy, counted, error.retry_after)
-            if policy.gives_up(counted, time.monotonic() - started, delay):
-                raise GaveUp(error, attempts) from None
+            try:
+                hooks.failed(error)
+                if hooks.counts(error):
+                    hooks.counted += 1
+                delay = hooks.delay(error, policy)
+                spent = time.monotonic() - hooks.since(started)
+                if policy.gives_up(hooks.counted, spent, delay):
+                    raise GaveUp(error, hooks.attempts) from None
+                hooks.admit()
+                await asyncio.sleep(delay)
+            finally:
+                hooks.waited()
         except RequestFailedError as error:
-            error.attempts = attempts  # a request that cannot succeed still cost these attempts
+            error.attempts = hooks.attempts  # a request that cannot succeed still cost these
             raise
-        await asyncio.sleep(delay)
