@@ -104,7 +104,7 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
         for name, role in roles.items()
         if name in (MODEL, USER) and role.spec.startswith("local/")
     ]
-    if small and cls.user_model != "no":
+    if small and (cls.user_model != "no" or not cls.needs_judge):
         warn(
             f"{' and '.join(dict.fromkeys(small))} is a small embedded model playing the "
             f"conversation: this run of {cls.name} is a smoke test of the pipeline, not a "

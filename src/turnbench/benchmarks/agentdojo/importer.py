@@ -327,7 +327,7 @@ class _Replay:
             SampleRecord(
                 key=sample_key(model, sample.id, 0), model=model, sample_id=sample.id, trial=0,
                 group=sample.group, score=scored.score, ended=ended, steps=steps,
-                detail=outcome.model_dump(mode="json", exclude_defaults=True), **fields(outcome),
+                detail=outcome.model_dump(mode="json"), **fields(outcome),
             )
         )  # fmt: skip
         return records

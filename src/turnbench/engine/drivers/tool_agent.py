@@ -174,12 +174,7 @@ class ToolAgent:
         if ended is None:
             return  # a request failed: pending, the resume goes on from the log
         scored = task.score(conversation.state, conversation.heard, ended, conversation.calls)
-        # (the outcome's defaults are left out of the log: its model fills them when read)
-        outcome = (
-            scored.outcome.model_dump(mode="json", exclude_defaults=True)
-            if scored.outcome is not None
-            else {}
-        )
+        outcome = scored.outcome.model_dump(mode="json") if scored.outcome is not None else {}
         ctx.record_sample(
             SampleRecord(
                 key=key,
