@@ -34,9 +34,9 @@ from typing import Any
 
 from turnbench.benchmarks.tau_bench.database import Database
 from turnbench.benchmarks.tau_bench.domain import TABLES
+from turnbench.benchmarks.tau_bench.fakes import PerfectAgent, TauUser, gold_trajectory
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer
-from turnbench.testing.tau_fakes import PerfectAgent, TauUser, gold_trajectory
 
 
 def turnbench(*arguments: str) -> list[str]:

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from turnbench.testing.tau_fakes import gold_trajectory
+from turnbench.benchmarks.tau_bench.fakes import gold_trajectory
 
 
 def trajectory_file(data_dir: Path, exchanges: int, folder: Path) -> Path:

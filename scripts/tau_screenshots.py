@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from turnbench.benchmarks.tau_bench.fakes import PerfectAgent, TauUser
 from turnbench.testing.fake_server import FakeServer
-from turnbench.testing.tau_fakes import PerfectAgent, TauUser
 
 
 def sloppy(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ MAX_REPORTED = 20
 #: log writer) would otherwise reach with a traceback
 MAX_DEPTH = 100
 #: the largest file a user may give as input. The largest real inputs (FastChat judgment
-#: files, a benchmark's data, tau-bench trajectories) are tens of megabytes; a file is read
+#: files, a benchmark's data, recorded trajectories) are tens of megabytes; a file is read
 #: whole and decoded, so a limit far above them still keeps memory use bounded
 MAX_INPUT_BYTES = 512 << 20
 #: how deep a value a run keeps inside its records (a tool's write to a database) may nest.

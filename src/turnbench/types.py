@@ -355,7 +355,7 @@ class AnswerRecord(BaseModel):
     #: the tool calls the reply made (an agent's step), in OpenAI's message shape
     tool_calls: list[ToolCallPart] | None = None
     #: how many of `tool_calls` the conversation kept (its driver ran only those, as
-    #: tau-bench runs only the first); None: all of them
+    #: a benchmark may run only the first); None: all of them
     kept_calls: int | None = None
     #: the reply's place in its conversation (`turnbench.conversation`): the number of
     #: messages its request held; None in logs written before conversations were typed

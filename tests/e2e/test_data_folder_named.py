@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import run_cli
 from turnbench.benchmarks import load_sources
 from turnbench.benchmarks.datafiles import DataFile
+from turnbench.benchmarks.tau_bench.fakes import gold_trajectory
 from turnbench.testing.fake_server import FakeServer
-from turnbench.testing.tau_fakes import gold_trajectory
 
 DEAD = "http://127.0.0.1:9/v1"  # (a dry run sends nothing)
 USER = ("--user-model", "openai/u", "--user-base-url", DEAD)

@@ -143,7 +143,10 @@ def test_pairwise_judgments_import_with_their_baseline(env, tmp_path, data_dir):
 def test_import_problems_are_one_clear_error(env, tmp_path, data_dir):
     folder = fastchat_folder(data_dir, tmp_path / "FastChat")
     cases = [
-        (["--format", "nope", str(folder)], "unknown import format 'nope'; formats: agentdojo, fastchat"),
+        (
+            ["--format", "nope", str(folder)],
+            "unknown import format 'nope'; formats: agentdojo, fastchat",
+        ),
         (["--format", "fastchat", str(tmp_path / "missing")], "no such file or folder"),
         (["--format", "fastchat", str(folder / "question.jsonl")], "reads a FastChat data folder"),
         (["--format", "fastchat", str(folder)], "no *_single.jsonl judgment file"),

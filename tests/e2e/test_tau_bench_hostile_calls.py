@@ -26,10 +26,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.conftest import run_cli
+from turnbench.benchmarks.tau_bench.fakes import TauUser
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
-from turnbench.testing.tau_fakes import TauUser
 from turnbench.view.app import build_app
 
 KEY_VAR = "TEST_ANTHROPIC_KEY"

@@ -26,8 +26,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.conftest import cli_env, run_cli, shared_data_dir
+from turnbench.benchmarks.tau_bench.fakes import TauUser, gold_trajectory
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
-from turnbench.testing.tau_fakes import TauUser, gold_trajectory
 from turnbench.view.app import build_app
 
 MARK = "SURROGATE-HERE"  # replaced in the run's files by the JSON escape of a lone surrogate

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tests.conftest import run_cli
+from turnbench.benchmarks.tau_bench.fakes import gold_trajectory as trajectory
 from turnbench.journal.threads import with_whole_requests
-from turnbench.testing.tau_fakes import gold_trajectory as trajectory
 
 
 def test_recorded_trajectories_are_re_scored_from_their_tool_calls(env, data_dir, tmp_path):

@@ -14,8 +14,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.conftest import run_cli
+from turnbench.benchmarks.tau_bench.fakes import TauUser
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
-from turnbench.testing.tau_fakes import TauUser
 from turnbench.view.app import build_app
 
 PROBE = '<img src=x onerror="window.__pwned=1">'

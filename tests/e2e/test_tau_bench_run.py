@@ -16,9 +16,9 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.reliability.helpers import start_cli, wait_until
+from turnbench.benchmarks.tau_bench.fakes import LazyAgent, PerfectAgent, TauUser, instruction_seen
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
-from turnbench.testing.tau_fakes import LazyAgent, PerfectAgent, TauUser, instruction_seen
 
 
 def tasks_of(data_dir: Path, domain: str, split: str = "test") -> list[dict[str, Any]]:

@@ -16,12 +16,12 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.conftest import run_cli
+from turnbench.benchmarks.tau_bench.fakes import LazyAgent, PerfectAgent, TauUser
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
 from turnbench.testing.simulated_fakes import SCENARIOS
 from turnbench.testing.simulated_fakes import scenario_judge as judge_reply
 from turnbench.testing.simulated_fakes import scenario_model as model_reply
-from turnbench.testing.tau_fakes import LazyAgent, PerfectAgent, TauUser
 from turnbench.view.app import build_app
 
 REASON = "the user model replied with tool calls and no message"

@@ -8,7 +8,7 @@ reply is decoded under a grammar (`tool_grammar`) whose language is exactly: one
 `<tool_call>{"name": <one of the tools>, "arguments": {...}}</tool_call>`, or plain text
 that does not start with the call's opener. The arguments are a JSON object whose values
 are strings, numbers, booleans, null, or arrays and objects of them two levels deep (every
-argument of tau-bench's tools fits: a list of flights, each an object of strings); the
+argument of the built-in benchmarks' tools fits: a list of flights, each an object of strings); the
 grammar has no recursion, so llama.cpp never walks an unbounded stack. `parse_tool_reply`
 reads the call back into a typed `ToolCall` whose id is made from the conversation and the
 call (a resumed run makes the same id).

@@ -6,7 +6,7 @@ a run slip past --max-tokens-total), `content` may be null, and a hostile or bug
 may echo our API key back. Everything here is pure and cheap: it runs once per reply.
 
 Tool calls are read by one rule on every provider (OpenAI-compatible `tool_calls`,
-Anthropic's `tool_use` blocks, both batch APIs; docs/tau-bench.md "Tool calls"): the first
+Anthropic's `tool_use` blocks, both batch APIs; docs/running.md "Tool calls"): the first
 MAX_TOOL_CALLS calls of a reply are kept, in order; a call needs a name (else the reply is
 malformed, retried as a server's fault); an id is made when it has none; its arguments are
 kept as the JSON text of what the model wrote (`arguments_text`), whatever its type or
@@ -125,7 +125,7 @@ def _optional_text(value: Any, redact: Redactor) -> str | None:
 
 
 #: the most tool calls of one reply that are kept (a broken or hostile server sends
-#: thousands): the first ones, in order; a driver that runs one call per reply (tau-bench)
+#: thousands): the first ones, in order; a driver that runs one call per reply
 #: runs the first
 MAX_TOOL_CALLS = 64
 #: nesting beyond which a reply too deep for Python's JSON reader is cut (`loads_reply`)

@@ -2,10 +2,11 @@
 written elsewhere.
 
 A built-in benchmark is a subpackage of `turnbench.benchmarks` whose `__init__` exports
-`BENCHMARK` (its class); nothing lists them by hand, so adding a benchmark means adding its
-package. `--benchmark` also takes a user-defined benchmark file (`.yaml`, `.yml`, `.json`;
-`turnbench.benchmarks.custom`), a folder holding a built-in benchmark's files in its layout (a
-translated or domain version, run by that benchmark's rules: `benchmarks.folder`), or a
+`BENCHMARK` (its class), or `BENCHMARKS` for a package of several (tau-bench's domains);
+nothing lists them by hand, so adding a benchmark means adding its package. `--benchmark`
+also takes a user-defined benchmark file (`.yaml`, `.yml`, `.json`;
+`turnbench.benchmarks.custom`), a folder holding a built-in benchmark's files in its layout
+(a translated or domain version, run by that benchmark's rules: `benchmarks.folder`), or a
 benchmark written outside turnbench as `package.module:ClassName` (a `Benchmark` subclass
 importable from the current environment).
 """
@@ -26,15 +27,17 @@ def _packages() -> list[str]:
     return [info.name for info in pkgutil.iter_modules(__path__) if info.ispkg]
 
 
-def _exported(package: str) -> type[Benchmark] | None:
-    """The benchmark class a built-in package exports as `BENCHMARK` (None if it has none)."""
-    cls = getattr(importlib.import_module(f"{__name__}.{package}"), "BENCHMARK", None)
-    return cls if isinstance(cls, type) and issubclass(cls, Benchmark) else None
+def _exported(package: str) -> list[type[Benchmark]]:
+    """The benchmark classes a built-in package exports: its `BENCHMARK`, or the several of
+    a package that holds more than one (`BENCHMARKS`: tau-bench's two domains)."""
+    module = importlib.import_module(f"{__name__}.{package}")
+    found = getattr(module, "BENCHMARKS", None) or [getattr(module, "BENCHMARK", None)]
+    return [cls for cls in found if isinstance(cls, type) and issubclass(cls, Benchmark)]
 
 
 @cache
 def builtin_benchmarks() -> dict[str, type[Benchmark]]:
-    found = [cls for cls in map(_exported, _packages()) if cls is not None]
+    found = [cls for package in _packages() for cls in _exported(package)]
     return {cls.name: cls for cls in sorted(found, key=lambda cls: cls.name)}
 
 
@@ -78,8 +81,7 @@ def builtin_named(reference: str) -> type[Benchmark] | None:
     package = reference.replace("-", "_")
     if package not in _packages():
         return None
-    cls = _exported(package)
-    return cls if cls is not None and cls.name == reference else None
+    return next((cls for cls in _exported(package) if cls.name == reference), None)
 
 
 def benchmark_class(reference: str) -> type[Benchmark]:

@@ -191,8 +191,8 @@ class DataLocator:
     @staticmethod
     def _check_payload(entry: DataFile, url: str, payload: bytes) -> bytes:
         """The file's bytes from what was downloaded: as they are, or made by the entry's
-        extractor (which an extractor may read from further files beside the source: tau-
-        bench's tool schemas, one module each). The result must match the pin either way; a
+        extractor (which an extractor may read from further files beside the source: a
+        benchmark's tool schemas, one module each). The result must match the pin either way; a
         source with a pin of its own is checked first."""
         if entry.extract is not None:
             from turnbench.benchmarks.extractors import extractor

@@ -35,7 +35,7 @@ def import_(
             "--format",
             "-f",
             help="csv or jsonl (turnbench's exports), fastchat, or a format a benchmark reads "
-            "(its importers: structflowbench's, tau-bench's, agentdojo's...).",
+            "(its page in the docs names it).",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write.")],

@@ -61,16 +61,17 @@ asked again).
 
 Why RECITAL_WORDS = 12, measured with `python benchmarks/recital_threshold.py` (its output,
 2026-12-05, every figure below): the scenario user's system message made from each of
-tau-bench's 685 task instructions (its first sentence the persona, the rest the goal, its ids
-and zip codes the facts). Chance: none of the 4,208 user turns of MT-Bench-101 (people
-writing about other things) repeats more than 5 consecutive words of any of them (99% at
+the 685 task instructions of the built-in tool-using benchmark (its first sentence the
+persona, the rest the goal, its ids and zip codes the facts). Chance: none of the 4,208
+user turns of MT-Bench-101 (people writing about other things) repeats more than 5
+consecutive words of any of them (99% at
 most 3), so none is flagged at any threshold from 8 to 20. Recitals: the whole system
 message and its rules alone (58 words in one run, or more) are flagged every time, the goal
 with its label 75%, the persona with its label 87% (a short persona and its label are 13
 words: a threshold of 14 would catch 43%). A user stating its goal in its own voice (each of
 the 2,012 goal sentences turned into the first person): 34% repeat 12 or more words
 verbatim and are flagged, as upstream's user prompt would have it ("Do not repeat the exact
-instruction in the conversation", prompts/tau_bench_user.json); a threshold of 16 would
+instruction in the conversation", that benchmark's user prompt); a threshold of 16 would
 still flag 22% and miss most persona recitals (it catches 43% of them), one of 10 would flag
 41%. tests/unit/test_recital.py holds both sides: a shared fact, however long, and a goal in
 a user's own words pass; the whole message, the rules, and the persona with its label are

@@ -14,7 +14,7 @@ computed per sample first and then averaged over samples.
   N = 1 both percentiles are the one score and unreliability is 0.
 - degradation: 1 - mean(sharded) / mean(full) over the samples scored in both types, with a
   paired bootstrap: each resample draws sample ids once and uses them for both types.
-- pass^k (tau-bench) and pass@k: unbiased estimators from c successes in n tries.
+- pass^k (Yao et al. 2024) and pass@k: unbiased estimators from c successes in n tries.
 
 A sample with no scores (no finished conversation) is left out of every statistic: a failed
 conversation is a record, never a number. Samples with different N are allowed (say, a run
@@ -186,7 +186,7 @@ def _per_k(
 
 def pass_hat_k(successes: Mapping[str, Sequence[bool]]) -> dict[str, float]:
     """pass^k for k = 1..N: the chance that k tries drawn from a sample's N all succeed,
-    C(c, k) / C(n, k) per sample (tau-bench's unbiased estimator), averaged over samples.
+    C(c, k) / C(n, k) per sample (Yao et al.'s unbiased estimator), averaged over samples.
 
     Keys are str(k). With different numbers of tries, k runs to the smallest n (the
     estimator needs k <= n for every sample); no sample with a try gives {}.

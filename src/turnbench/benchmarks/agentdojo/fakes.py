@@ -26,9 +26,8 @@ role, contents as lists of text parts, tool results with `name`): both are read.
 with `tool_choice` "none" is upstream's tool filter asking which tools to keep: the agent
 names every tool it was sent.
 
-Why the server is its own small aiohttp app and not turnbench.testing's FakeServer: that
-package imports benchmarks (tau-bench's fakes), so importing it from here would make
-benchmarks and testing import each other, which lint-imports refuses.
+The server is its own small aiohttp app: a benchmark's package imports nothing of
+turnbench.testing (whose fakes are the providers', for every benchmark).
 
 Run in a thread: `with AgentServer(ScriptedAgent("ground_truth"), latency=0.05) as server:`
 then `server.base_url`; or as a process: `python -m turnbench.benchmarks.agentdojo.fakes

@@ -1,10 +1,10 @@
 """tau-bench's simulated user: what the user model is sent, and how its reply is read.
 
-The user model is asked as upstream's LLM user strategy asks it (`prompts/tau_bench_user.json`
-holds upstream's system message and opening, verbatim): its system message holds the task's
-instruction (which the agent never sees), its history starts with the agent-side greeting
-"Hi! How can I help you today?" in the user role, and roles are mirrored (the agent's
-messages are its `user` turns, its own are `assistant` turns). A reply containing
+The user model is asked as upstream's LLM user strategy asks it (`user_prompt.json` beside
+this module holds upstream's system message and opening, verbatim): its system message holds
+the task's instruction (which the agent never sees), its history starts with the agent-side
+greeting "Hi! How can I help you today?" in the user role, and roles are mirrored (the
+agent's messages are its `user` turns, its own are `assistant` turns). A reply containing
 `###STOP###` ends the conversation.
 
 Beyond upstream, every reply is checked for the simulator's own mistakes (counted in the
@@ -43,8 +43,8 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 @cache
 def user_prompt() -> dict[str, Any]:
-    """prompts/tau_bench_user.json: upstream's system message template, opening, marker."""
-    text = resources.files("turnbench").joinpath("prompts/tau_bench_user.json").read_text("utf-8")
+    """user_prompt.json: upstream's system message template, opening, marker."""
+    text = resources.files(__package__).joinpath("user_prompt.json").read_text("utf-8")
     return json.loads(text)
 
 

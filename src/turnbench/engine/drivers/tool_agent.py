@@ -3,7 +3,7 @@
 The model under test gets a system message and a task's tools; each of its steps is one
 completion that either calls tools or writes text. The calls of a reply run here, in order,
 on the conversation's own copy of the task's state (the benchmark says whether every call
-of a reply runs, or only the first, as tau-bench's agent does), each output going back as a
+of a reply runs, or only the first, as some benchmarks' agents do), each output going back as a
 `tool` message. Text goes to the simulated user (the "user" role), whose reply comes back
 as the next user message; a task without a simulated user (its opening is the benchmark's
 own prompt) ends at the first reply without tool calls. A conversation also ends when the
@@ -43,7 +43,8 @@ USER_STOP, TERMINATING_TOOL, ANSWERED, STEP_LIMIT = (
     "user_stop", "terminating_tool", "answered", "step_limit",
 )  # fmt: skip
 
-#: which tool calls of a reply run: every one, in order, or only the first (tau-bench's agent)
+#: which tool calls of a reply run: every one, in order, or only the first (a benchmark whose
+#: reference agent keeps one call a reply)
 CallsPerReply = Literal["all", "first"]
 
 
