@@ -334,6 +334,12 @@ class Benchmark(ABC):
         """The planned samples: the first --limit of each group of `all_samples`."""
         return select_first(self.all_samples(), self.settings.limit)
 
+    def limit_to(self, limit: int | None) -> None:
+        """Plan the first `limit` samples of each group from now on (an import's plan
+        follows the samples its files hold)."""
+        self.settings.limit = limit
+        self.__dict__.pop("samples", None)
+
     #: the history a later turn is asked with: "golden" (the dataset's answers to earlier
     #: turns) or "self" (the model's own); a benchmark whose option chooses overrides it
     history: History = "golden"

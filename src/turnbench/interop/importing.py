@@ -12,7 +12,6 @@ Importing the same files into the same directory again adds nothing.
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,14 @@ from turnbench.benchmarks.imports import (
 from turnbench.engine.context import RunContext
 from turnbench.engine.work import Work
 from turnbench.errors import UserError
-from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
+from turnbench.invocation import finish, invocation
+from turnbench.journal.config import RunConfig
 from turnbench.journal.logindex import Done, SampleDone
-from turnbench.journal.runlog import RunLog, config_record
+from turnbench.journal.runlog import RunLog
 from turnbench.judging.judge import JudgeSettings
 from turnbench.record_keys import answer_key, game_key, judgment_key
-from turnbench.results.build import build_results, timing
-from turnbench.results.shapes import results_json
+from turnbench.results.build import build_results
 from turnbench.safetext import name_problem, plain
-from turnbench.store.resultsfile import write_results
 from turnbench.types import JudgmentRecord, LogRecord, SampleRecord, SamplingConfig
 
 
@@ -193,8 +191,7 @@ def write_conversations(
     benchmark = imported.benchmark
     limit = inferred_limit(benchmark.all_samples(), set(imported.scored_ids))
     if limit is not None:
-        benchmark.settings.limit = limit
-        benchmark.__dict__.pop("samples", None)  # (the plan's samples follow the limit)
+        benchmark.limit_to(limit)
     work = Work(benchmark=benchmark, judges=[], mode="run", model=imported.model)
     config = RunConfig(
         benchmark=benchmark.name,
@@ -207,31 +204,23 @@ def write_conversations(
         strip_think=False,
         limit=limit,
     )
-    started = time.time()
-    with RunLog(out, warn=warn) as log:
-        previous = log.configs()
-        if previous:
-            last = previous[-1]
-            check_resume(
-                load_config(last.config, last.schema_version, str(log.path)),
-                config,
-                allow_new_judge=False,
-            )
+
+    def clash(log: RunLog) -> None:
+        found = _held_otherwise(imported.records, log.index.done)
+        if found is not None:
+            raise UserError(f"{plain(str(out), keep_newlines=False)}: {found}")
+
+    with invocation(out, config, warn, check=clash) as log:
         done = log.index.done
-        clash = _held_otherwise(imported.records, done)
-        if clash is not None:
-            raise UserError(f"{plain(str(out), keep_newlines=False)}: {clash}")
-        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
         for record in imported.records:
             if record.key not in done:  # type: ignore[union-attr]
                 log.append(record)
-        finished = log.end_invocation("finished")
-        log.sync()
         notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
-        results = results_json(
-            build_results(work, config, log.index, when=timing(log.index, finished), notes=notes)
+        _, results = finish(
+            log,
+            "finished",
+            lambda when: build_results(work, config, log.index, when=when, notes=notes),
         )
-        write_results(log.directory, results)
     return results
 
 
@@ -255,17 +244,7 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
         baseline=imported.baseline,
     )
     config = _config(imported, work, judge)
-    started = time.time()
-    with RunLog(out, warn=warn) as log:
-        previous = log.configs()
-        if previous:
-            last = previous[-1]
-            check_resume(
-                load_config(last.config, last.schema_version, str(log.path)),
-                config,
-                allow_new_judge=False,
-            )
-        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
+    with invocation(out, config, warn) as log:
         context = RunContext(log, strip_think=False)
         for answer_set in imported.answer_sets:
             for sample in imported.benchmark.all_samples():
@@ -282,13 +261,11 @@ def write_import(imported: Imported, out: Path, warn: Callable[[str], None]) -> 
             if record.key not in context.done:
                 log.append(record)
                 context.done[record.key] = record
-        finished = log.end_invocation("finished")
-        log.sync()
         notes: dict[str, Any] = {"imported": {**imported.source, "notes": imported.notes}}
-        results = results_json(
-            build_results(
-                work, config, log.records, when=timing(log.records, finished), notes=notes
-            )
+        # (the records themselves: imported answers' texts, which the index keeps as digests)
+        _, results = finish(
+            log,
+            "finished",
+            lambda when: build_results(work, config, log.records, when=when, notes=notes),
         )
-        write_results(log.directory, results)
     return results

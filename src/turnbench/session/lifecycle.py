@@ -22,8 +22,8 @@ from turnbench.engine.execute import RunOutcome, execute
 from turnbench.engine.progress import Progress
 from turnbench.engine.requests import Role
 from turnbench.errors import UserError
-from turnbench.journal.config import LOG_SCHEMA_VERSION, RunConfig, check_resume, load_config
-from turnbench.journal.runlog import RunLog, config_record
+from turnbench.invocation import finish, invocation
+from turnbench.journal.runlog import RunLog
 from turnbench.judging.config import JudgeConfig
 from turnbench.judging.judge import Judge
 from turnbench.options import EvalOptions
@@ -31,7 +31,6 @@ from turnbench.session.prepare import Prepared, prepare
 from turnbench.session.result import RunResult, exit_code, judge_warning
 from turnbench.session.roles import judge_configs
 from turnbench.specs import ModelSpec
-from turnbench.store.resultsfile import write_results
 from turnbench.store.uptodate import (
     STATE_NAME,
     forget_state,
@@ -130,8 +129,10 @@ class Session:
             # a dead endpoint or a refused key stops the run before anything is written
             for problem in await preflight(list(backends.values())):
                 self.warn(problem)
-            with RunLog(out, warn=self.warn) as log:
-                self._record_config(log, prepared.config, started)
+            with invocation(
+                out, prepared.config, self.warn, started=started,
+                allow_new_judge=self.options.allow_new_judge,
+            ) as log:  # fmt: skip
                 queues.update(self._batch_queues(log, prepared))
                 planned = prepared.work.planned_keys()
                 stages: dict[str, Any] = {}
@@ -302,28 +303,27 @@ class Session:
         given when every planned item is done: if nothing went wrong
         either, the complete run's results.json is vouched for (`uptodate`)."""
         status = outcome.status
-        finished = log.end_invocation(status)
-        log.sync()
         notes: dict[str, Any] = {}
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
-        from turnbench.results.build import build_results, timing
-        from turnbench.results.shapes import results_json
+        from turnbench.results.build import build_results
 
-        typed = build_results(
-            prepared.work,
-            prepared.config,
-            log.index,
-            when=timing(log.index, finished),
-            log_path=log.path,
-            stopped=None if status == "finished" else status,
-            notes=notes,
-            prices=prepared.prices,
-            warnings=self.warnings,
+        typed, results = finish(
+            log,
+            status,
+            lambda when: build_results(
+                prepared.work,
+                prepared.config,
+                log.index,
+                when=when,
+                log_path=log.path,
+                stopped=None if status == "finished" else status,
+                notes=notes,
+                prices=prepared.prices,
+                warnings=self.warnings,
+            ),
         )
-        results = results_json(typed)
-        write_results(log.directory, results)
         digest = None
         if inputs is not None and status == "finished" and results.get("complete"):
             digest = None if self.warnings else inputs
@@ -352,16 +352,6 @@ class Session:
             type(prepared.benchmark).__module__,
             prepared.config.data_sha256,
         )
-
-    def _record_config(self, log: RunLog, config: RunConfig, started: float) -> None:
-        """Check the run's identity, then record this invocation's configuration (its `ts`
-        is the invocation's start)."""
-        previous = log.configs()
-        if previous:
-            last = previous[-1]
-            old = load_config(last.config, last.schema_version, str(log.path))
-            check_resume(old, config, allow_new_judge=self.options.allow_new_judge)
-        log.append(config_record(started, config.model_dump(mode="json"), LOG_SCHEMA_VERSION))
 
     @staticmethod
     def exit_code(results: dict[str, Any], outcome: RunOutcome) -> int:
