@@ -31,7 +31,7 @@ $(BIN)/python:
 # then turnbench, which finds it already installed. See docs/embedded-model.md.
 $(VENV)/.installed: pyproject.toml scripts/install-llama-cpp.sh src/turnbench/backends/llama_build.py | $(BIN)/python
 	bash scripts/install-llama-cpp.sh $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[local,test,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[local,test,docs,agentdojo]'
 	touch $@
 
 demo: $(VENV)/.installed
