@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.reliability.helpers import start_cli, wait_until
+from turnbench.backends.openai_compat import wire_messages
 from turnbench.benchmarks.tau_bench.fakes import LazyAgent, PerfectAgent, TauUser, instruction_seen
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_server import FakeServer, Reply, tool_call
@@ -277,3 +278,40 @@ def test_compare_pairs_the_tasks_of_two_runs_by_their_rewards(env, data_dir, tmp
     assert [row["n"] for row in report["rows"]] == [8]
     assert report["overall"]["verdict"] == "better"
     assert report["overall"]["delta"] == pytest.approx(1.0 - results(runs["lazy"])["overall"])
+
+
+def test_a_reply_of_two_calls_keeps_its_first_and_the_log_stays_a_thread(env, data_dir, tmp_path):
+    """tau-bench runs only the first call of a reply, as upstream's agent does: the next
+    request carries that call alone and its result; the answer that asked it still records
+    both calls (what the model said), the record of the next step keeps only what its
+    request appended (its `after` the first answer: the log grows with the conversation,
+    not its square), and the conversation read back (export) is what the model was sent."""
+    calls = [tool_call("get_user_details", {"user_id": "mia_li_3668"}, "c1"),
+             tool_call("list_all_airports", {}, "c2")]  # fmt: skip
+
+    def agent(request: dict[str, Any]) -> Reply:
+        if not any(m["role"] == "tool" for m in request["messages"]):
+            return Reply(tool_calls=calls)
+        return Reply(content="Done.")
+
+    out = tmp_path / "run"
+    tasks = tasks_of(data_dir, "airline")
+    with FakeServer(responder=agent) as model, FakeServer(responder=TauUser(tasks)) as user:
+        done = run_cli([*command("airline", model, user, out), "--limit", "1"], env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        sent = list(model.requests)
+    first, second = records(out, "answer")[:2]
+    assert [c["id"] for c in first["tool_calls"]] == ["c1", "c2"] and first["kept_calls"] == 1
+    raw = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    (kept,) = [r for r in raw if r["kind"] == "answer" and r["turn"] == 2]
+    assert kept["after"] == first["key"] and [m["role"] for m in kept["messages"]] == ["tool"]
+    carried = [m for m in sent[1]["messages"] if m["role"] == "assistant"]
+    assert [c["id"] for c in carried[-1]["tool_calls"]] == ["c1"]
+    assert wire_messages(second["messages"]) == sent[1]["messages"]  # (made whole again)
+    target = tmp_path / "conversations.jsonl"
+    done = run_cli(["export", str(out), "--format", "conversations", "--out", str(target)], env)
+    assert done.returncode == 0, done.stderr
+    (row,) = map(json.loads, target.read_text().splitlines())
+    last = sent[-1]["messages"]
+    assert row["messages"][: len(last)] == last  # (the last request, as the server got it)
+    assert row["messages"][-1]["content"].find("###STOP###") >= 0 or row["ended"] != "user_stop"

@@ -22,9 +22,13 @@ Lookup = Callable[[str], Mapping[str, Any] | None]
 
 def reply_message(record: Mapping[str, Any]) -> dict[str, Any]:
     """The message a step's reply adds to its thread: the text it kept (an answer's cleaned
-    text, a user turn's text), with the tool calls it made."""
+    text, a user turn's text), with the tool calls the conversation kept of it (its first
+    `kept_calls`, when a driver ran only those)."""
     message: dict[str, Any] = {"role": "assistant", "content": record.get("text") or ""}
     calls = record.get("tool_calls")
+    kept = record.get("kept_calls")
+    if isinstance(calls, list) and isinstance(kept, int) and kept >= 0:
+        calls = calls[:kept]
     if calls:
         message["tool_calls"] = calls
     return message
