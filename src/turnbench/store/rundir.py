@@ -211,12 +211,12 @@ class RunRecords:
     def _add(self, record: LogRecord, offset: int, length: int) -> None:
         self.index.add(record, offset, length)
         if isinstance(record, AnswerRecord) and record.messages and record.arm is None:
-            # the request's last user message is its turn's, those before it the turns
-            # before (a record that keeps only what its turn appended to its thread keeps
-            # the latest of them: `journal.threads`)
+            # the question of a turn is the last user message of the request that answered
+            # it (what a threaded record keeps too: what its turn appended); the turns it
+            # did not answer are the benchmark's data
             users = [m["content"] for m in record.messages if m.get("role") == "user"]
-            first = record.turn - len(users) + 1 if record.after is not None else 1
-            self._remember(str(record.sample_id), enumerate(users, start=first))
+            if users:
+                self._remember(str(record.sample_id), [(record.turn, users[-1])])
 
     def _remember(self, sample: str, asked: Iterable[tuple[int, str]]) -> None:
         """Keep the questions of `sample`'s turns; a turn's first question seen stays."""
