@@ -106,6 +106,12 @@ def pretty(text: str) -> str:
 
 
 def passed(conversation: Conversation) -> bool:
+    """Whether a finished conversation passed: as its outcome says (`passed()`, when the
+    benchmark's outcome model has one: an attack that succeeded fails a conversation whose
+    user task was done), else a score of 1."""
+    judged = getattr(conversation.outcome, "passed", None)
+    if callable(judged):
+        return bool(judged())
     return conversation.score is not None and conversation.score >= 1.0
 
 
