@@ -62,8 +62,9 @@ class Conversation(BaseModel):
     """One conversation of a run: a sample with a model (in one trial, in one stress arm),
     its messages in order, and how it came out.
 
-    `finished`: its driver scored it (a conversation scored whole) or its last planned
-    answer is logged; else it is partial (still running, or stopped by a failed request).
+    `finished`: its driver scored it as a whole (a sample record is logged); a conversation
+    judged turn by turn is never `finished` here (its judged turns are in `outcome`, and
+    whether every planned turn is done is the results' `complete`).
     `outcome` is the benchmark's typed outcome (`Benchmark.outcome_model`) when the
     benchmark declares one and it is known to the reader, else the outcome's JSON as
     logged; `score` and `ended` are the driver's."""

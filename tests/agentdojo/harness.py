@@ -50,7 +50,7 @@ def converse(
         environment=environment,
     )
     tools = suite.openai_tools()
-    for _ in range(pipeline.max_steps + 1):
+    for step in range(pipeline.max_steps + 1):
         request = {"model": MODEL, "messages": conversation.messages, "tools": tools}
         reply = agent.reply(request).message()
         conversation.requests += 1
@@ -59,6 +59,8 @@ def converse(
         if not calls:
             conversation.final_text = reply.get("content")
             break
+        if step == pipeline.max_steps:
+            break  # (upstream's loop runs no tools after its last allowed reply)
         for call in calls:
             outcome = suite.run_tool_call(
                 environment.environment,

@@ -346,3 +346,17 @@ def test_without_the_package_the_run_is_one_clear_line(env, tmp_path):
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "pip install 'turnbench[agentdojo]'" in lines[0]
+
+
+def test_the_step_limit_is_upstreams_rounds(bench, env, tmp_path):
+    """Travel's user_task_19 has 18 ground-truth calls: one call per reply, the agent is
+    asked 16 times (the first request, then upstream's 15 rounds), the tools of its last
+    reply are not run (upstream's loop stops there), and the conversation fails."""
+    with AgentServer(ScriptedAgent("ground_truth", benchmark=bench)) as server:
+        results = run(env, tmp_path / "run", server.base_url, "suites=travel", "attack=none",
+                      "user_tasks=user_task_19")  # fmt: skip
+        assert server.stats()["requests"] == 16
+    (sample,) = records(tmp_path / "run", "sample")
+    assert sample["ended"] == "step_limit" and sample["utility"] is False
+    assert len(records(tmp_path / "run", "step")) == 15
+    assert results["utility"] == 0.0

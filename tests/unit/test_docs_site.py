@@ -72,7 +72,7 @@ def test_make_test_builds_the_site_strictly_before_the_suite():
     steps = recipe.group(1)
     assert "mkdocs build --strict" in steps
     assert steps.index("mkdocs build --strict") < steps.index("pytest")
-    assert ".[local,test,docs]" in makefile
+    assert ".[local,test,docs,agentdojo]" in makefile
 
 
 def test_every_link_of_the_readme_leads_to_a_file_and_heading_that_exist():

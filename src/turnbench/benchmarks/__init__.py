@@ -75,13 +75,19 @@ def looks_like_path(reference: str) -> bool:
 
 
 def builtin_named(reference: str) -> type[Benchmark] | None:
-    """The built-in benchmark named `reference` when its package is named after it
-    ("mt-bench-101" in `mt_bench_101`), importing that package alone: a run needs one
-    benchmark, and importing every other one is start-up time for nothing."""
-    package = reference.replace("-", "_")
-    if package not in _packages():
-        return None
-    return next((cls for cls in _exported(package) if cls.name == reference), None)
+    """The built-in benchmark named `reference` when its package is named after it, or
+    after the start of its name ("mt-bench-101" in `mt_bench_101`, "tau-bench-airline" in
+    `tau_bench`), importing that package alone: a run needs one benchmark, and importing
+    every other one is start-up time for nothing."""
+    parts = reference.replace("-", "_").split("_")
+    packages = set(_packages())
+    for end in range(len(parts), 0, -1):
+        package = "_".join(parts[:end])
+        if package in packages:
+            found = next((cls for cls in _exported(package) if cls.name == reference), None)
+            if found is not None:
+                return found
+    return None
 
 
 def benchmark_class(reference: str) -> type[Benchmark]:

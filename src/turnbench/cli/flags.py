@@ -175,7 +175,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("allow_new_judge", bool, False, _opt("--allow-new-judge", help="Resume with a different "
          "judge, keeping old judgments.")),
     Flag("max_requests", int | None, None, _opt("--max-requests", min=1, help="Start at most "
-         "this many answers and judgments in this invocation (their retries and re-asks "
+         "this many requests of any role in this invocation (their retries and re-asks "
          "included), let them finish, then stop cleanly; re-run to continue.")),
     Flag("max_tokens_total", int | None, None, _opt("--max-tokens-total", min=1, help="Start no "
          "new request once this invocation has logged this many tokens (prompt + completion, "

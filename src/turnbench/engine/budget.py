@@ -34,8 +34,9 @@ class Budget:
     """Limits of a run: `max_requests` and `max_tokens` of one invocation (a re-run starts
     them afresh), `max_cost` of the whole run, every invocation of it.
 
-    `max_requests` counts answers and judgments started (a judgment's re-asks and any
-    request's retries belong to it); `max_tokens` counts the prompt + completion tokens the
+    `max_requests` counts the requests of every role started (answers, judgments, user
+    turns, a driver's own roles; a judgment's re-asks and any request's retries belong to
+    it); `max_tokens` counts the prompt + completion tokens the
     server reported for what this invocation logged, or for a reply whose usage was missing
     or invalid (read as 0 prompt tokens) an estimate of 4 characters a token, as --dry-run
     estimates; `max_cost` the dollars of what the run's log holds (its records, and the worst
@@ -62,7 +63,7 @@ class Ledger:
         self.budget = budget
         self.costs = costs
         self.warn = warn
-        self.admitted = 0  # answers and judgments started in this invocation
+        self.admitted = 0  # requests of every role started in this invocation
         self.in_flight = 0
         self.tokens = 0  # tokens of the records this invocation logged
         self.dollars = 0.0  # what the records this invocation logged cost

@@ -72,6 +72,14 @@ def read_import(fmt: str, source: Path, options: ImportOptions) -> Imported:
         raise UserError(f"{source}: no such file or folder")
     locator = DataLocator(options.data_dir, allow_download=options.download)
     imported = reader_for(fmt)(source, options, locator)
+    applied = imported.benchmark.settings.options
+    ignored = [
+        key for key, value in options.benchmark_options.items()
+        if key not in applied or str(applied[key]) != str(value)
+    ]  # fmt: skip
+    if ignored:  # (a format reads only the options its reader applies: never a silent one)
+        shown = ", ".join(f"-B {key}" for key in ignored)
+        raise UserError(f"--format {fmt} does not take {shown}")
     imported.data_sha256 = {**locator.checksums, **imported.data_sha256}
     if options.judge_name:
         imported.judge = options.judge_name

@@ -3,9 +3,10 @@
 
 Everything AgentDojo defines (environments, tools, user and injection tasks, ground truths,
 utility and security checks, attack texts, defenses) comes from the package itself, pinned
-and installed with the extra `turnbench[agentdojo]`. Only `upstream` (and the modules that go
-through it) imports it, and only inside functions: importing this package, turnbench, or any
-other benchmark never loads it or the provider SDKs it pulls in.
+and installed with the extra `turnbench[agentdojo]`. Only this package's modules import it
+(`upstream` first, which names the extra when it is missing; `envcache` and `importer` for
+upstream's own loading and reading), and only inside functions: importing this package,
+turnbench, or any other benchmark never loads it or the provider SDKs it pulls in.
 
 - `upstream`: the typed seam onto the package (suites, tasks, prompts, tools in a provider's
   shape, a conversation's environment, one tool call as upstream's executor runs it, the

@@ -77,6 +77,7 @@ class AgentDojoBench(Benchmark):
     needs_judge = False
     user_model = "no"
     calls_per_reply = "all"  # (upstream's executor runs every call of a reply, in order)
+    calls_at_step_limit = False  # (upstream's loop runs no tools after its last reply)
     trials = 1
     default_max_new_tokens = 2048
     embedded_max_new_tokens = 160

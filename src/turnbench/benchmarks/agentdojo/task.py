@@ -14,6 +14,8 @@ three times, on the environment the earlier attempts changed) when its last repl
 text, a conversation that ran out of steps among them; here a conversation is held once, and
 one that runs out of steps is checked with no final text, as upstream's last attempt would
 be. A malformed tool call is its error, shown to the model (upstream's run would stop).
+The agent's requests carry a token limit (--max-new-tokens, 2048 by default) where
+upstream's OpenAI element sends none: a budget needs one.
 """
 
 from __future__ import annotations

@@ -151,6 +151,7 @@ class TauBench(Benchmark):
     group_kind = "split"
     history = "simulated"  # (the user's turns are made at run time: nothing to perturb)
     calls_per_reply = "first"  # (upstream's agent runs only the first call of a reply)
+    calls_at_step_limit = True  # (upstream acts on its last step too)
     needs_judge = False
     user_model = "required"
     default_answer_temperature = 0.0  # upstream's agent temperature

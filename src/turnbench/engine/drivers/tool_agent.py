@@ -135,6 +135,9 @@ class ToolBenchmark(Protocol):
     max_steps: int
     trials: int
     calls_per_reply: CallsPerReply
+    #: whether the calls of the reply at the step limit still run (tau-bench's loop acts
+    #: on its last step; AgentDojo's runs no tools after its last allowed reply)
+    calls_at_step_limit: bool
 
     def agent_task(self, sample: Sample) -> AgentTask: ...
 
@@ -327,6 +330,8 @@ class Conversation:
             calls = (answer.tool_calls or [])[:kept]
             self.messages.append(reply_message(text, calls))
             if calls:
+                if self.steps >= rules.max_steps and not rules.calls_at_step_limit:
+                    return STEP_LIMIT
                 if self._tools(ctx, calls):
                     return TERMINATING_TOOL
                 for text in self.task.after_tools():
