@@ -482,3 +482,22 @@ def test_an_error_quoting_a_lone_surrogate_goes_back_to_anthropic_as_u_fffd(env,
     run_tau("airline", env, out, anthropic_agent(uses("update_reservation_flights", given)),
             anthropic=True, resume=False)  # fmt: skip
     assert step_outputs(out) == ["Error: flight \ufffd not found"]
+
+
+# -- 9. arguments written once ----------------------------------------------------------------
+@pytest.mark.parametrize("anthropic", [False, True], ids=["openai", "anthropic"])
+def test_huge_arguments_are_written_once_in_the_log(env, tmp_path, anthropic):
+    """Issue 44, class 9: 20 MB of arguments made an 80 MB log on 6f7f1ce (the answer's call
+    and the step record each held them). The call's arguments are in the answer's record
+    only; the step names the call. Here 2 MB (the tool refuses them: too long)."""
+    text = json.dumps({"airport": "x" * 2_000_000})
+    out = tmp_path / "run"
+    if anthropic:
+        agent: Any = anthropic_agent(uses("list_all_airports", json.loads(text)))
+    else:
+        agent = openai_agent(Reply(tool_calls=[tool_call("list_all_airports", text, "c1")]))
+    run_tau("airline", env, out, agent, anthropic=anthropic, resume=False)
+    (output,) = step_outputs(out)
+    assert output.startswith("Error:")
+    size = (out / "log.jsonl").stat().st_size
+    assert 2_000_000 < size < 3_000_000, size  # (once, and the rest of the run beside it)
