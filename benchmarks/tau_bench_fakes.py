@@ -16,7 +16,14 @@ the fake servers in this one:
    file: the gold actions of the airline tasks, round robin, trials numbered per task), each
    re-scored by replaying its tool calls on a fresh database: the command's wall time.
 
-    TURNBENCH_DATA_DIR=../shared/data python benchmarks/tau_bench_fakes.py --out /tmp/tau-fakes
+With `--baseline-src DIR` (another checkout's `src/`, e.g. a `git archive` of older code)
+the child processes of every measurement run that source too, in the same sitting: `--rounds`
+rounds of the conversations, alternating which code goes first, then the medians of the
+client's CPU per step and the log's bytes (per conversation and per record kind). The fake
+servers and the reading of the logs are this checkout's code either way.
+
+    TURNBENCH_DATA_DIR=../shared/data python benchmarks/tau_bench_fakes.py --out /tmp/tau-fakes \
+        [--rounds 5 --baseline-src /tmp/old/src] [--trajectories 0]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -60,12 +68,42 @@ def timed(
     return wall, child_cpu() - cpu
 
 
+def with_source(env: dict[str, str], src: Path | None) -> dict[str, str]:
+    """`env` for a child that imports turnbench from `src` (this checkout's when None)."""
+    if src is None:
+        return env
+    return dict(env, PYTHONPATH=str(src.resolve()))
+
+
+def imported_from(env: dict[str, str]) -> str:
+    """Where a child with `env` imports turnbench from."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import turnbench; print(turnbench.__file__)"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def log_bytes(out: Path) -> tuple[int, dict[str, tuple[int, int]]]:
+    """The log's size, and (records, bytes) per record kind."""
+    kinds: dict[str, tuple[int, int]] = {}
+    total = 0
+    with (out / "log.jsonl").open("rb") as lines:
+        for line in lines:
+            kind = json.loads(line)["kind"]
+            count, size = kinds.get(kind, (0, 0))
+            kinds[kind] = (count + 1, size + len(line))
+            total += len(line)
+    return total, kinds
+
+
 def log_records(out: Path) -> list[dict[str, Any]]:
     lines = (out / "log.jsonl").read_text("utf-8").splitlines()
     return list(with_whole_requests(json.loads(line) for line in lines))
 
 
-def conversations(out: Path, data: Path, simulations: int, latency: float, env) -> None:
+def conversations(out: Path, data: Path, simulations: int, latency: float, env) -> dict[str, Any]:
+    """Runs the conversations, prints their figures and returns the ones compared."""
     tasks = json.loads((data / "tau_bench" / "airline" / "tasks_test.json").read_text("utf-8"))
     with (
         FakeServer(responder=PerfectAgent(tasks), latency=latency) as agent,
@@ -116,6 +154,43 @@ def conversations(out: Path, data: Path, simulations: int, latency: float, env) 
     )
     print(f"  client CPU {cpu:.2f} s: {cpu / steps * 1000:.2f} ms per step ({steps} steps); "
           f"the fake servers' CPU {server_cpu:.2f} s")  # fmt: skip
+    size, kinds = log_bytes(out)
+    samples = kinds.get("sample", (0, 0))[0]
+    print(f"  log {size:,} bytes: {size / samples:,.0f} per conversation ({samples})")
+    return {
+        "cpu_per_step_ms": cpu / steps * 1000,
+        "cpu": cpu,
+        "steps": steps,
+        "phase": phase,
+        "ideal": ideal,
+        "log_bytes": size,
+        "conversations": samples,
+        "kinds": kinds,
+    }
+
+
+def compare(rounds: dict[str, list[dict[str, Any]]]) -> None:
+    """The medians of each code's rounds, and its log's bytes per record kind."""
+    print(f"summary over {len(next(iter(rounds.values())))} round(s), median (min-max)")
+    for label, figures in rounds.items():
+        per_step = [f["cpu_per_step_ms"] for f in figures]
+        phase = [f["phase"] / f["ideal"] for f in figures]
+        logged = [f["log_bytes"] / f["conversations"] for f in figures]
+        print(f"  {label}")
+        print(
+            f"    client CPU per step {statistics.median(per_step):.3f} ms "
+            f"({min(per_step):.3f}-{max(per_step):.3f}); the conversations "
+            f"x{statistics.median(phase):.2f} of ideal ({min(phase):.2f}-{max(phase):.2f})"
+        )
+        print(
+            f"    log bytes per conversation {statistics.median(logged):,.0f} "
+            f"({min(logged):,.0f}-{max(logged):,.0f})"
+        )
+        last = figures[-1]["kinds"]
+        print("    last round's log by kind: " + "; ".join(
+            f"{kind} {count} x {size / count:,.0f} = {size:,}"
+            for kind, (count, size) in last.items()
+        ))  # fmt: skip
 
 
 def rescoring(out: Path, data: Path, count: int, env) -> None:
@@ -146,14 +221,35 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="A new folder for the runs.")
     parser.add_argument("--simulations", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.05, help="Seconds per answer.")
-    parser.add_argument("--trajectories", type=int, default=200)
+    parser.add_argument("--trajectories", type=int, default=200, help="0: no re-scoring.")
+    parser.add_argument("--rounds", type=int, default=1, help="Runs of the conversations.")
+    parser.add_argument("--baseline-src", type=Path, help="Another checkout's src/ to compare.")
     args = parser.parse_args()
     data = Path(os.environ.get("TURNBENCH_DATA_DIR", "../shared/data"))
     env = dict(os.environ, TURNBENCH_DATA_DIR=str(data))
     env.setdefault("OPENAI_API_KEY", "unused")
+    sources: list[tuple[str, dict[str, str]]] = [("this code", env)]
+    if args.baseline_src is not None:
+        sources.append((f"baseline {args.baseline_src}", with_source(env, args.baseline_src)))
+    for label, source_env in sources:
+        print(f"{label}: turnbench from {imported_from(source_env)}")
     args.out.mkdir(parents=True, exist_ok=False)
-    conversations(args.out / "run", data, args.simulations, args.latency, env)
-    rescoring(args.out / "imported", data, args.trajectories, env)
+    rounds: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sources}
+    for number in range(args.rounds):
+        order = sources if number % 2 == 0 else sources[::-1]
+        for index, (label, source_env) in enumerate(order):
+            name = "run" if len(sources) == 1 and args.rounds == 1 else f"run-{number}-{index}"
+            print(f"round {number + 1}, {label}:")
+            rounds[label].append(
+                conversations(args.out / name, data, args.simulations, args.latency, source_env)
+            )
+    if args.rounds > 1 or len(sources) > 1:
+        compare(rounds)
+    if args.trajectories > 0:
+        for index, (label, source_env) in enumerate(sources):
+            name = "imported" if len(sources) == 1 else f"imported-{index}"
+            print(f"{label}:")
+            rescoring(args.out / name, data, args.trajectories, source_env)
 
 
 if __name__ == "__main__":
