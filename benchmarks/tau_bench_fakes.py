@@ -170,7 +170,9 @@ def conversations(out: Path, data: Path, simulations: int, latency: float, env) 
 
 
 def compare(rounds: dict[str, list[dict[str, Any]]]) -> None:
-    """The medians of each code's rounds, and its log's bytes per record kind."""
+    """The medians of each code's rounds, and its log's bytes per record kind; with a
+    baseline, the median of the rounds' ratios (each round runs both codes back to back, so
+    the ratio is less moved by a load that changes between rounds)."""
     print(f"summary over {len(next(iter(rounds.values())))} round(s), median (min-max)")
     for label, figures in rounds.items():
         per_step = [f["cpu_per_step_ms"] for f in figures]
@@ -245,6 +247,16 @@ def main() -> None:
             )
     if args.rounds > 1 or len(sources) > 1:
         compare(rounds)
+    if len(sources) > 1:
+        this, base = (rounds[label] for label, _ in sources)
+        ratios = sorted(
+            h["cpu_per_step_ms"] / b["cpu_per_step_ms"] for h, b in zip(this, base, strict=True)
+        )
+        listed = ", ".join(f"{r:.2f}" for r in ratios)
+        print(
+            "  client CPU per step, this code / baseline, round by round: "
+            f"median x{statistics.median(ratios):.3f} ({listed})"
+        )
     if args.trajectories > 0:
         for index, (label, source_env) in enumerate(sources):
             name = "imported" if len(sources) == 1 else f"imported-{index}"
