@@ -7,13 +7,14 @@ suite's injection tasks under the default attack (important_instructions). The a
 upstream's ground truth, and once a tool result holds an injection task's goal it makes that
 task's ground-truth calls first, so every attack on a tool result it reads succeeds.
 
-Shown: the conversation banking/user_task_0/injection_task_0, opened as a person would open
-it (the report folds every conversation under its summary line; the viewer opens it), and
-scrolled to it: its verdicts, where the payload arrived (the tool result, the payload
-marked), the calls made after it beside the injection task's ground truth, and the
-transcript with the tool call whose result carried the payload unfolded. The script exits
-unless both pages hold the marked payload and both headings. Chromium is driven
-over its DevTools protocol (a websocket on 127.0.0.1) to open, scroll and capture.
+Shown: the conversation banking/user_task_0/injection_task_0, open (the report draws its
+first three failed conversations open and folds the others under their summary lines, so the
+script opens it as a click would; the viewer opens it), and scrolled to it: its verdicts,
+where the payload arrived (the tool result, the payload marked), the calls made after it
+beside the injection task's ground truth, and the transcript with the tool call whose result
+carried the payload unfolded. The script exits unless both pages hold the marked payload and
+both headings. Chromium is driven over its DevTools protocol (a websocket on 127.0.0.1) to
+open, scroll and capture.
 
     python scripts/agentdojo_screenshots.py --out /tmp/dojo-shots [--img docs/img]
 
