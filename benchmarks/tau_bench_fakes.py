@@ -22,8 +22,13 @@ rounds of the conversations, alternating which code goes first, then the medians
 client's CPU per step and the log's bytes (per conversation and per record kind). The fake
 servers and the reading of the logs are this checkout's code either way.
 
+With `--instructions` the conversations' child runs under valgrind's cachegrind (no cache
+simulation), and the figure compared is its instructions per step: the same on a loaded
+machine as on an idle one (its CPU time is not, nor is the CPU time of a child under valgrind,
+which is not printed then). `apt-get install valgrind`; a run takes about 20 times longer.
+
     TURNBENCH_DATA_DIR=../shared/data python benchmarks/tau_bench_fakes.py --out /tmp/tau-fakes \
-        [--rounds 5 --baseline-src /tmp/old/src] [--trajectories 0]
+        [--rounds 5 --baseline-src /tmp/old/src] [--trajectories 0] [--instructions]
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,16 +63,36 @@ def child_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+#: the child under valgrind's cachegrind, counting its instructions (`--instructions`)
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+
+
 def timed(
     command: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)
-) -> tuple[float, float]:
-    """(wall seconds, the child's CPU seconds) of one command; exits on an unexpected code."""
+) -> tuple[float, float, str]:
+    """(wall seconds, the child's CPU seconds, its standard error) of one command; exits on
+    an unexpected code."""
     cpu, started = child_cpu(), time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode not in ok:
         sys.exit(f"exit {done.returncode}: {' '.join(command)}\n{done.stdout}\n{done.stderr}")
-    return wall, child_cpu() - cpu
+    return wall, child_cpu() - cpu, done.stderr
+
+
+def instructions(stderr: str) -> int:
+    """The instructions valgrind counted (its summary's `I refs`)."""
+    found = re.search(r"I\s+refs:\s+([\d,]+)", stderr)
+    if found is None:
+        sys.exit(f"valgrind's summary is missing:\n{stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_step(figures: dict[str, Any]) -> float:
+    """The figure compared per step: thousands of instructions, else milliseconds of CPU."""
+    if figures.get("instructions") is not None:
+        return figures["instructions"] / figures["steps"] / 1000
+    return figures["cpu"] / figures["steps"] * 1000
 
 
 def with_source(env: dict[str, str], src: Path | None) -> dict[str, str]:
@@ -102,16 +129,19 @@ def log_records(out: Path) -> list[dict[str, Any]]:
     return list(with_whole_requests(json.loads(line) for line in lines))
 
 
-def conversations(out: Path, data: Path, simulations: int, latency: float, env) -> dict[str, Any]:
-    """Runs the conversations, prints their figures and returns the ones compared."""
+def conversations(
+    out: Path, data: Path, simulations: int, latency: float, env, counted: bool = False
+) -> dict[str, Any]:
+    """Runs the conversations (`counted`: under valgrind), prints their figures and returns
+    the ones compared."""
     tasks = json.loads((data / "tau_bench" / "airline" / "tasks_test.json").read_text("utf-8"))
     with (
         FakeServer(responder=PerfectAgent(tasks), latency=latency) as agent,
         FakeServer(responder=TauUser(tasks), latency=latency) as user,
     ):
         server_cpu = time.process_time()
-        wall, cpu = timed(
-            turnbench(
+        wall, cpu, stderr = timed(
+            (VALGRIND if counted else []) + turnbench(
                 "run", "--benchmark", "tau-bench-airline", "--simulations", str(simulations),
                 "--model", "openai/agent", "--model-base-url", agent.base_url,
                 "--user-model", "openai/user", "--user-base-url", user.base_url,
@@ -152,14 +182,20 @@ def conversations(out: Path, data: Path, simulations: int, latency: float, env) 
         f"{latencies[len(latencies) // 2] * 1000:.0f} ms, "
         f"p90 {latencies[len(latencies) * 9 // 10] * 1000:.0f} ms"
     )
-    print(f"  client CPU {cpu:.2f} s: {cpu / steps * 1000:.2f} ms per step ({steps} steps); "
-          f"the fake servers' CPU {server_cpu:.2f} s")  # fmt: skip
+    counted_instructions = instructions(stderr) if counted else None
+    if counted_instructions is None:
+        print(f"  client CPU {cpu:.2f} s: {cpu / steps * 1000:.2f} ms per step ({steps} steps); "
+              f"the fake servers' CPU {server_cpu:.2f} s")  # fmt: skip
+    else:
+        thousands = counted_instructions / steps / 1000
+        print(f"  client instructions {counted_instructions:,}: "
+              f"{thousands:,.1f} thousand per step ({steps} steps)")  # fmt: skip
     size, kinds = log_bytes(out)
     samples = kinds.get("sample", (0, 0))[0]
     print(f"  log {size:,} bytes: {size / samples:,.0f} per conversation ({samples})")
     return {
-        "cpu_per_step_ms": cpu / steps * 1000,
         "cpu": cpu,
+        "instructions": counted_instructions,
         "steps": steps,
         "phase": phase,
         "ideal": ideal,
@@ -169,19 +205,26 @@ def conversations(out: Path, data: Path, simulations: int, latency: float, env) 
     }
 
 
+def what_per_step(figures: dict[str, Any]) -> str:
+    if figures.get("instructions") is not None:
+        return "client instructions per step (thousands)"
+    return "client CPU per step (ms)"
+
+
 def compare(rounds: dict[str, list[dict[str, Any]]]) -> None:
     """The medians of each code's rounds, and its log's bytes per record kind; with a
     baseline, the median of the rounds' ratios (each round runs both codes back to back, so
     the ratio is less moved by a load that changes between rounds)."""
     print(f"summary over {len(next(iter(rounds.values())))} round(s), median (min-max)")
     for label, figures in rounds.items():
-        per_step = [f["cpu_per_step_ms"] for f in figures]
+        steps = [per_step(f) for f in figures]
+        what = what_per_step(figures[0])
         phase = [f["phase"] / f["ideal"] for f in figures]
         logged = [f["log_bytes"] / f["conversations"] for f in figures]
         print(f"  {label}")
         print(
-            f"    client CPU per step {statistics.median(per_step):.3f} ms "
-            f"({min(per_step):.3f}-{max(per_step):.3f}); the conversations "
+            f"    {what} {statistics.median(steps):.3f} "
+            f"({min(steps):.3f}-{max(steps):.3f}); the conversations "
             f"x{statistics.median(phase):.2f} of ideal ({min(phase):.2f}-{max(phase):.2f})"
         )
         print(
@@ -205,7 +248,7 @@ def rescoring(out: Path, data: Path, count: int, env) -> None:
     ]
     source = out.with_suffix(".json")
     source.write_text(json.dumps(entries), "utf-8")
-    wall, cpu = timed(
+    wall, cpu, _ = timed(
         turnbench("import", "--format", "tau-bench", "--benchmark", "tau-bench-airline",
                   str(source), "--out", str(out)),
         env,
@@ -226,7 +269,12 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=200, help="0: no re-scoring.")
     parser.add_argument("--rounds", type=int, default=1, help="Runs of the conversations.")
     parser.add_argument("--baseline-src", type=Path, help="Another checkout's src/ to compare.")
+    parser.add_argument(
+        "--instructions", action="store_true", help="Count the conversations' instructions."
+    )
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit("valgrind is missing: apt-get install valgrind")
     data = Path(os.environ.get("TURNBENCH_DATA_DIR", "../shared/data"))
     env = dict(os.environ, TURNBENCH_DATA_DIR=str(data))
     env.setdefault("OPENAI_API_KEY", "unused")
@@ -243,18 +291,23 @@ def main() -> None:
             name = "run" if len(sources) == 1 and args.rounds == 1 else f"run-{number}-{index}"
             print(f"round {number + 1}, {label}:")
             rounds[label].append(
-                conversations(args.out / name, data, args.simulations, args.latency, source_env)
+                conversations(
+                    args.out / name,
+                    data,
+                    args.simulations,
+                    args.latency,
+                    source_env,
+                    counted=args.instructions,
+                )
             )
     if args.rounds > 1 or len(sources) > 1:
         compare(rounds)
     if len(sources) > 1:
         this, base = (rounds[label] for label, _ in sources)
-        ratios = sorted(
-            h["cpu_per_step_ms"] / b["cpu_per_step_ms"] for h, b in zip(this, base, strict=True)
-        )
-        listed = ", ".join(f"{r:.2f}" for r in ratios)
+        ratios = sorted(per_step(h) / per_step(b) for h, b in zip(this, base, strict=True))
+        listed = ", ".join(f"{r:.3f}" for r in ratios)
         print(
-            "  client CPU per step, this code / baseline, round by round: "
+            f"  {what_per_step(this[0])}, this code / baseline, round by round: "
             f"median x{statistics.median(ratios):.3f} ({listed})"
         )
     if args.trajectories > 0:
