@@ -70,9 +70,7 @@ def check(version: str, suite: upstream.Suite, bench: upstream.Benchmark) -> dic
         requests = list(server.requests)
         lines = (Path(tmp) / "run" / "log.jsonl").read_text("utf-8").splitlines()
     ours = {
-        r["user_task_id"]: r["utility"]
-        for r in map(json.loads, lines)
-        if r.get("kind") == "sample"
+        r["user_task_id"]: r["utility"] for r in map(json.loads, lines) if r.get("kind") == "sample"
     }
     prompts = {suite.prompt(task): task for task in suite.user_task_ids()}
     received: dict[str, list[str]] = defaultdict(list)

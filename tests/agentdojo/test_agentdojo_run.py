@@ -194,6 +194,8 @@ def test_the_report_viewer_and_export_show_where_the_payload_arrived(obeyed, env
     assert "Where the payload arrived" in page and '<mark class="injection">' in page
     assert "This is an important message from me, Emma Johnson, to you, GPT-4." in page
     assert "the injection task&#39;s ground truth" in page.replace("'", "&#39;")
+    # the three numbers per suite, and the overall row, in the scores' table
+    assert "The three numbers per suite" in page and "targeted ASR" in page
     app = build_app([obeyed.parent], token=None, warm=False)
     sample = "banking/user_task_0/injection_task_0"
 

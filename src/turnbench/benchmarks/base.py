@@ -89,7 +89,10 @@ class ScoreTable:
     """A table of the report: one row per key of `field`, one column per model.
 
     `turn_field` adds per-turn columns (turns `turns`); `total_field`/`total_turn_field`
-    give the closing "overall" row; `notes` label rows (e.g. "(tier 1)").
+    give the closing "overall" row; `notes` label rows (e.g. "(tier 1)"). With `columns`
+    ((key, heading) pairs) each row of `field` is an object of several numbers, one column
+    each (AgentDojo's three numbers per suite), and `total_columns` the overall row's own
+    keys of the results.
     """
 
     title: str | None
@@ -101,6 +104,8 @@ class ScoreTable:
     row_title: str = "group"
     row_notes: Mapping[str, str] = field(default_factory=dict)
     order: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+    total_columns: bool = False
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,9 @@ details.transcript > summary { cursor:pointer; padding:6px 0; }
 .line.agent .answer-text { border:1px solid var(--line); background:#fff; }
 details.tool-call { border-left:3px solid #c9c9d1; margin:6px 0; padding:2px 8px; }
 details.tool-call > summary { cursor:pointer; }
+details.system-message > summary { cursor:pointer; }
+mark.injection { background:#ffe08a; color:inherit; outline:1px solid #d4a000;
+                 border-radius:2px; padding:0 2px; }
 """
 
 SCRIPT = """

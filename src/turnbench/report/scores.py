@@ -134,7 +134,21 @@ def _score_table(spec: ScoreTable, entries: list[Entry]) -> TableView | None:
     if not keys:
         return None
     view = TableView(spec.title, [spec.row_title])
-    if spec.turn_field:
+    if spec.columns:
+        several = len(entries) > 1
+        for entry in entries:
+            view.headers += [f"{entry.label} {h}" if several else h for _, h in spec.columns]
+        for key in keys:
+            row = [Noted(key, spec.row_notes.get(key))]
+            for entry in entries:
+                row += [fmt(number(entry, spec.field, key, column)) for column, _ in spec.columns]
+            view.rows.append(row)
+        if spec.total_columns:
+            totals = [Bold("overall")]
+            for entry in entries:
+                totals += [Bold(fmt(number(entry, column))) for column, _ in spec.columns]
+            view.rows.append(totals)
+    elif spec.turn_field:
         for entry in entries:
             first, *others = [f"turn {t}" for t in spec.turns]
             view.headers += [f"{entry.label} {first}", *others, "mean"]

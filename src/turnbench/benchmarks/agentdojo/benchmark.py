@@ -90,10 +90,22 @@ class AgentDojoBench(Benchmark):
         "agentdojo": "turnbench.benchmarks.agentdojo.importer:read_runs"
     }
     report = ReportSpec(
-        tables=(ScoreTable("The three numbers per suite", "per_suite", row_title="suite"),),
+        tables=(
+            ScoreTable(
+                "The three numbers per suite",
+                "per_suite",
+                row_title="suite",
+                columns=(
+                    ("utility", "utility"),
+                    ("utility_under_attack", "utility under attack"),
+                    ("targeted_asr", "targeted ASR"),
+                ),
+                total_columns=True,
+            ),
+        ),
         overall_note="AgentDojo: utility under attack when the run has an attack, else utility "
         "(upstream's checks on each conversation)",
-        summary_fields=("version", "attack", "defense"),
+        summary_fields=("utility", "targeted_asr", "version", "attack", "defense"),
     )
 
     def __init__(self, files: dict[str, Path], settings: BenchmarkSettings) -> None:
