@@ -24,7 +24,9 @@ against an attack-less run of upstream's runner. Printed: medians, the ratio of 
 (upstream wall / turnbench wall), the same per conversation (the two hold different sets),
 and then, outside the timed rounds:
 
-- where turnbench's time goes: one more turnbench run under cProfile with a CPU clock
+- where turnbench's wall time goes, from its log's time stamps (start-up until the run's
+  clock starts, the conversations, results and exit), beside agentdojo's import alone;
+- where turnbench's CPU goes: one more turnbench run under cProfile with a CPU clock
   (`--profile`), the CPU of its parts (the environment: load+inject, init+copy, tools,
   checks; the outcome's extras: payload arrival, environment diff; requests; the log);
 - the environment's CPU per conversation of the suite, isolated (agentdojo_env_cpu.measure).
@@ -90,6 +92,24 @@ def turnbench_verdicts(out: Path) -> Verdicts:
             key = (record["user_task_id"], record["injection_task_id"])
             found[key] = (bool(record["utility"]), record["security"])
     return found
+
+
+def phases(out: Path, spawned: float, wall: float) -> dict[str, float]:
+    """Where a turnbench command's wall time went, from its log's time stamps: start-up
+    until the run's clock starts (the config record: imports, agentdojo's among them, and
+    the benchmark's suites and attack built), then the first request sent, the
+    conversations (first request sent to last conversation scored), and results and exit."""
+    lines = (out / "log.jsonl").read_text("utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    config = next(r["ts"] for r in records if r["kind"] == "config")
+    first_sent = min(r["ts"] - r["latency_s"] for r in records if r["kind"] == "answer")
+    last_scored = max(r["ts"] for r in records if r["kind"] == "sample")
+    return {
+        "start_up": round(config - spawned, 2),
+        "to_first_request": round(first_sent - config, 2),
+        "conversations": round(last_scored - first_sent, 2),
+        "results_and_exit": round(spawned + wall - last_scored, 2),
+    }
 
 
 def upstream_verdicts(results: dict[str, Any], attacked: bool) -> Verdicts:
@@ -231,6 +251,7 @@ def sitting(args: argparse.Namespace, mode: str, work: Path, env: dict[str, str]
                 out, base_url, args.suite, attack, args.version, args.concurrency
             )
             before = stats(base_url)
+            spawned = time.time()
             wall, cpu = child([sys.executable, "-m", "turnbench", *command], env, out)
             after = stats(base_url)
             ours = turnbench_verdicts(out)
@@ -240,6 +261,7 @@ def sitting(args: argparse.Namespace, mode: str, work: Path, env: dict[str, str]
                 "conversations": len(ours),
                 "requests": after["requests"] - before.get("requests", 0),
                 "errors": after.get("errors", 0) - before.get("errors", 0),
+                "phases": phases(out, spawned, wall),
             })  # fmt: skip
             pairs = {k: v for k, v in ours.items() if k[1] is not None}
             checks.append({"round": round_number, **differences(pairs, theirs)})
@@ -247,6 +269,9 @@ def sitting(args: argparse.Namespace, mode: str, work: Path, env: dict[str, str]
                               "upstream": rows["upstream"][-1],
                               "turnbench": rows["turnbench"][-1],
                               "pairs_compared": checks[-1]}, default=str), flush=True)  # fmt: skip
+        # agentdojo's import alone, as a command of its own (what turnbench's start-up pays)
+        imported = [sys.executable, "-c", "import agentdojo.task_suite.load_suites"]
+        import_wall, import_cpu = child(imported, env, work / "import-agentdojo")
         # the user tasks alone, against upstream's attack-less run (once)
         _, _, plain = run_once(args.suite, version, None, base_url, work / "upstream-none")
         alone = {k: v for k, v in ours.items() if k[1] is None}
@@ -295,6 +320,10 @@ def sitting(args: argparse.Namespace, mode: str, work: Path, env: dict[str, str]
             "conversations": tb_n,
             "requests": sorted({r["requests"] for r in tb}),
             "errors": sum(r["errors"] for r in tb),
+            "median_phases": {
+                name: round(median([r["phases"][name] for r in tb]), 2) for name in tb[0]["phases"]
+            },
+            "agentdojo_import_alone": {"wall": round(import_wall, 2), "cpu": round(import_cpu, 2)},
         },
         "ratio_of_median_walls": round(up_wall / tb_wall, 2),
         "ratio_per_conversation": round((up_wall / up_n) / (tb_wall / tb_n), 2),
