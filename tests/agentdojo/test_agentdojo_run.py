@@ -186,6 +186,35 @@ def test_a_changed_verdict_is_listed_beside_the_recorded_one(logger_folder, env,
     assert differs["recorded_security"] is not differs["security"]
 
 
+def test_a_folder_of_suites_with_different_user_tasks_is_imported(logger_folder, env, tmp_path):
+    """A folder of several suites whose user tasks differ (banking has no user_task_20,
+    slack has): `-B user_tasks` names the same ids in every suite, so the import plans each
+    suite whole rather than refusing the folder; what it lacks of slack is pending."""
+    import shutil
+
+    folder = tmp_path / "runs"
+    shutil.copytree(logger_folder, folder)
+    run_file = json.loads((folder / "banking" / "user_task_0" / "none" / "none.json").read_text())
+    slack = upstream.load(run_file["benchmark_version"]).suite("slack")
+    run_file.update(suite_name="slack", user_task_id="user_task_20", utility=False)
+    run_file["messages"] = [
+        run_file["messages"][0],
+        {"role": "user", "content": [{"type": "text", "content": slack.prompt("user_task_20")}]},
+        {"role": "assistant", "content": [{"type": "text", "content": "done"}], "tool_calls": None},
+    ]
+    target = folder / "slack" / "user_task_20" / "none" / "none.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(run_file))
+    out = tmp_path / "imported"
+    done = run_cli(["import", "--format", "agentdojo", "--benchmark", "agentdojo", str(folder),
+                    "--out", str(out)], env)  # fmt: skip
+    said = " ".join(done.stdout.split())
+    assert done.returncode == 1 and "Run incomplete" in said, done.stdout + done.stderr
+    assert "0 of 161 replayed verdicts differ" in said and "judged 161/286" in said
+    samples = {(s["suite"], s["user_task_id"]) for s in records(out, "sample")}
+    assert ("slack", "user_task_20") in samples and len(samples) == 16 + 1
+
+
 def test_the_report_viewer_and_export_show_where_the_payload_arrived(obeyed, env, tmp_path):
     page_path = tmp_path / "report.html"
     done = run_cli(["report", str(obeyed), "--out", str(page_path)], env)

@@ -64,7 +64,7 @@ def read_runs(source: Path, options: ImportOptions, locator: DataLocator) -> Imp
     model = options.model_name or pipeline or source.name
     given = {k: v for k, v in options.benchmark_options.items() if k != "attack"}
     present = sorted({run["suite_name"] for run in runs})
-    user_tasks = sorted({run["user_task_id"] for run in runs})
+    narrowed = _user_tasks(version, present, runs)
     settings = BenchmarkSettings(
         parser="strict",
         limit=None,
@@ -73,7 +73,7 @@ def read_runs(source: Path, options: ImportOptions, locator: DataLocator) -> Imp
         options={
             **({"version": version} if version else {}),
             "suites": ",".join(present),
-            "user_tasks": ",".join(user_tasks),
+            **narrowed,
             "attack": attack,
             **given,
         },
@@ -116,6 +116,22 @@ def read_runs(source: Path, options: ImportOptions, locator: DataLocator) -> Imp
         records=records,
         scored_ids=scored,
     )
+
+
+def _user_tasks(version: str | None, present: list[str], runs: list[dict[str, Any]]) -> dict:
+    """The `user_tasks` option that narrows the plan to the user tasks the folder holds, when
+    one list can say it. The option names the same ids in every suite, and each suite refuses
+    an id it lacks, so for a folder of several suites whose tasks differ (every folder of all
+    four suites) the list is left out and each suite is planned whole: its conversations the
+    folder lacks are then missing from the import, not an error."""
+    from turnbench.benchmarks.agentdojo import upstream
+
+    user_tasks = sorted({run["user_task_id"] for run in runs})
+    bench = upstream.load(version)
+    for name in present:
+        if not set(user_tasks) <= set(bench.suite(name).user_task_ids()):
+            return {}
+    return {"user_tasks": ",".join(user_tasks)}
 
 
 def _attack(source: Path, suites: list[str], given: str | None) -> str:
