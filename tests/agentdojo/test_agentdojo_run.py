@@ -110,7 +110,8 @@ def upstream_verdicts(folder: Path) -> dict[tuple[str, str | None], tuple[bool, 
         run = json.loads(path.read_text())
         injection = run["injection_task_id"]
         found[(run["user_task_id"], injection)] = (
-            run["utility"], run["security"] if injection else None
+            run["utility"],
+            run["security"] if injection else None,
         )
     return found
 
@@ -181,7 +182,8 @@ def test_a_changed_verdict_is_listed_beside_the_recorded_one(logger_folder, env,
     assert "1 of 160 replayed verdicts differ" in " ".join(done.stdout.split())
     (differs,) = json.loads((out / "results.json").read_text())["replay_differs"]
     assert (differs["user_task_id"], differs["injection_task_id"]) == (
-        "user_task_0", "injection_task_0"
+        "user_task_0",
+        "injection_task_0",
     )
     assert differs["recorded_security"] is not differs["security"]
 

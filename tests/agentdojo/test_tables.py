@@ -56,7 +56,9 @@ def test_the_three_numbers_by_hand():
     assert fields["overall"] == fields["utility_under_attack"]
     banking = fields["per_suite"]["banking"]
     assert (banking["utility"], banking["utility_under_attack"], banking["targeted_asr"]) == (
-        1 / 2, 2 / 3, 2 / 3
+        1 / 2,
+        2 / 3,
+        2 / 3,
     )
     assert fields["per_suite"]["slack"]["targeted_asr"] == 0.0
     assert all(f"{key}_ci95" in fields for key in ("utility", "targeted_asr"))
@@ -79,10 +81,17 @@ def test_recorded_numbers_and_the_conversations_that_differ():
     ]
     fields = bench().aggregate_samples(items).results_fields()
     assert fields["recorded"] == {
-        "utility": 1.0, "utility_under_attack": 1 / 2, "targeted_asr": 0.0
+        "utility": 1.0,
+        "utility_under_attack": 1 / 2,
+        "targeted_asr": 0.0,
     }
     (differs,) = fields["replay_differs"]
     assert differs == {
-        "suite": "banking", "user_task_id": "user_task_0", "injection_task_id": "injection_task_0",
-        "utility": True, "recorded_utility": True, "security": True, "recorded_security": False,
+        "suite": "banking",
+        "user_task_id": "user_task_0",
+        "injection_task_id": "injection_task_0",
+        "utility": True,
+        "recorded_utility": True,
+        "security": True,
+        "recorded_security": False,
     }

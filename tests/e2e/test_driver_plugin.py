@@ -46,8 +46,11 @@ def speaker(request: dict[str, Any]) -> Reply:
     if messages[0]["role"] == "user":  # (the referee's question)
         return Reply(content="yes" if "Trains?" in messages[0]["content"] else "no")
     persona = messages[0]["content"]
-    if "tea" in persona and "tools" in request and messages[-1]["role"] == "user" and (
-        len(messages) == 2
+    if (
+        "tea" in persona
+        and "tools" in request
+        and messages[-1]["role"] == "user"
+        and (len(messages) == 2)
     ):
         return Reply(tool_calls=[tool_call("remember", {"topic": "tea"}, "note-1"),
                                  tool_call("remember", {"topic": "trains"}, "note-2")])  # fmt: skip
@@ -100,7 +103,9 @@ def test_a_new_kind_of_conversation_runs_through_the_cli_and_resumes(talk_run):
     samples = {r["sample_id"]: r for r in read_log(out) if r["kind"] == "sample"}
     assert samples["tea-vs-trains"]["score"] == 1.0 and samples["jazz-vs-moss"]["score"] == 0.0
     assert samples["tea-vs-trains"]["detail"] == {
-        "listened": True, "notes": ["tea", "trains"], "referee": "yes"
+        "listened": True,
+        "notes": ["tea", "trains"],
+        "referee": "yes",
     }
     # each side hears only the other's lines as the user's, and the log keeps what was sent
     answers = [r for r in read_log(out) if r["kind"] == "answer"]
@@ -153,7 +158,10 @@ def test_the_export_gives_each_conversation_whole(talk_run, plugin_env, tmp_path
     assert set(rows) == set(PAIRS)
     tea = rows["tea-vs-trains"]
     assert (tea["benchmark"], tea["model"], tea["trial"], tea["score"]) == (
-        "talk-past", "openai/m", None, 1.0
+        "talk-past",
+        "openai/m",
+        None,
+        1.0,
     )
     assert tea["outcome"] == {"listened": True, "notes": ["tea", "trains"], "referee": "yes"}
     # the model's last request, its reply, then the user's closing line it never answered
@@ -161,14 +169,16 @@ def test_the_export_gives_each_conversation_whole(talk_run, plugin_env, tmp_path
     messages = tea["messages"]
     assert messages[: len(last["messages"])] == last["messages"]
     assert messages[len(last["messages"])] == {
-        "role": "assistant", "content": "Trains? Tell me more. But tea is better."
+        "role": "assistant",
+        "content": "Trains? Tell me more. But tea is better.",
     }
     assert messages[-1]["role"] == "user" and len(messages) == len(last["messages"]) + 2
     # the two calls of one reply, each answered by its tool message
     calls = messages[2]
     assert calls["content"] is None  # (a reply of calls only, as OpenAI's API has it)
     assert [c["function"]["arguments"] for c in calls["tool_calls"]] == [
-        '{"topic": "tea"}', '{"topic": "trains"}'
+        '{"topic": "tea"}',
+        '{"topic": "trains"}',
     ]
     assert messages[3:5] == [
         {"role": "tool", "tool_call_id": "note-1", "content": "noted"},
@@ -181,7 +191,12 @@ def test_the_python_api_gives_the_same_conversations_with_who_said_what(talk_run
     finished = turnbench.load_run(out, benchmark=TALK)
     conversation = next(c for c in finished.conversations() if c.sample_id == "tea-vs-trains")
     assert [said.by for said in conversation.messages][:6] == [
-        "benchmark", "benchmark", "model", "tool", "tool", "model"
+        "benchmark",
+        "benchmark",
+        "model",
+        "tool",
+        "tool",
+        "model",
     ]
     assert conversation.messages[-1].by == "user" and conversation.messages[-1].record
     assert conversation.outcome.notes == ["tea", "trains"]  # (typed: the toy's own model)
@@ -192,9 +207,7 @@ def test_the_report_draws_the_conversation_with_the_benchmarks_own_template(
 ):
     out, _ = talk_run
     page_path = tmp_path / "report.html"
-    done = run_cli(
-        ["report", str(out), "--benchmark", TALK, "--out", str(page_path)], plugin_env
-    )
+    done = run_cli(["report", str(out), "--benchmark", TALK, "--out", str(page_path)], plugin_env)
     assert done.returncode == 0, done.stdout + done.stderr
     page = page_path.read_text("utf-8")
     assert_talk_transcript(page)

@@ -89,7 +89,10 @@ def test_a_conversation_reads_back_whole_with_who_said_each_message():
         ("model", A2), ("user", U2),
     ]  # fmt: skip
     assert (found.finished, found.score, found.ended, found.outcome) == (
-        True, 1.0, "user_stop", {"ok": True}
+        True,
+        1.0,
+        "user_stop",
+        {"ok": True},
     )
     assert (found.model, found.sample_id, found.trial, found.arm) == (M, S, 0, None)
 

@@ -174,10 +174,9 @@ def _typed(detail: Any, outcome_model: type[BaseModel] | None) -> Any:
 
 
 # -- the messages ---------------------------------------------------------------------------
-def _messages(
-    parts: Parts, load: Loader, legacy: Mapping[str, int]
-) -> tuple[list[Said], bool]:
+def _messages(parts: Parts, load: Loader, legacy: Mapping[str, int]) -> tuple[list[Said], bool]:
     """The conversation's messages, and whether the model's requests are in the log."""
+
     def place(done: AnswerDone | UserTurnDone | StepDone | ReplyDone) -> int | None:
         return done.at if done.at is not None else legacy.get(done.key)
 

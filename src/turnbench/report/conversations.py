@@ -40,7 +40,6 @@ def anchor(entry_number: int, sample: str, trial: int | None) -> str:
     return f"conversation-{entry_number}-{sample}-{trial or 0}"
 
 
-
 @dataclass
 class EntryView:
     label: str
