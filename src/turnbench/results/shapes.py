@@ -14,7 +14,6 @@ results; the model allows those extra keys and each built-in benchmark documents
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
@@ -283,15 +282,57 @@ def results_schema() -> dict[str, Any]:
 
 
 # -- results typed by their benchmark -------------------------------------------------------
-@dataclass(frozen=True)
 class TypedShapes:
     """The shapes of one benchmark's results: a model's results (`model`), `turnbench run`'s
-    file (`single`), `turnbench judge`'s (`judged`), and the reader of any of them."""
+    file (`single`), `turnbench judge`'s (`judged`), and the reader of any of them
+    (`adapter`). Each is built when first asked for: a run writes one shape and building
+    the others (pydantic models and a union adapter) would cost every run for nothing."""
 
-    model: type[ModelResults]
-    single: type[SingleRunResults]
-    judged: type[JudgeOnlyResults]
-    adapter: TypeAdapter[Any]
+    def __init__(self, benchmark: type[Any] | None) -> None:
+        self.benchmark = benchmark
+
+    @functools.cached_property
+    def model(self) -> type[ModelResults]:
+        benchmark = self.benchmark
+        if benchmark is None:
+            return ModelResults
+        fields: dict[str, Any] = {}
+        tables = benchmark.results_model
+        for model in (benchmark.header_model, tables):
+            for name, info in model.model_fields.items() if model is not None else ():
+                if info.exclude or name in ModelResults.model_fields:
+                    continue
+                fields[name] = (info.annotation | None, None)
+        if tables is None or "by_group" in tables.model_fields:  # (the default tables)
+            fields[f"by_{benchmark.group_kind}"] = (dict[str | None, float | None] | None, None)
+        return create_model(f"{self._name}ModelResults", __base__=ModelResults, **fields)
+
+    @functools.cached_property
+    def single(self) -> type[SingleRunResults]:
+        if self.benchmark is None:
+            return SingleRunResults
+        return create_model(f"{self._name}RunResults", __base__=(self.model, SingleRunResults))
+
+    @functools.cached_property
+    def judged(self) -> type[JudgeOnlyResults]:
+        if self.benchmark is None:
+            return JudgeOnlyResults
+        return create_model(
+            f"{self._name}JudgeOnlyResults",
+            __base__=JudgeOnlyResults,
+            models=(dict[str, self.model], ...),  # type: ignore[name-defined]
+        )
+
+    @functools.cached_property
+    def adapter(self) -> TypeAdapter[Any]:
+        if self.benchmark is None:
+            return RESULTS_ADAPTER
+        return TypeAdapter(self.single | self.judged | PairwiseResults)
+
+    @property
+    def _name(self) -> str:
+        name = str(self.benchmark.name) if self.benchmark is not None else ""
+        return "".join(part.title() for part in name.replace("-", "_").split("_"))
 
 
 @functools.cache
@@ -302,22 +343,4 @@ def typed_shapes(benchmark: type[Any] | None) -> TypedShapes:
     when it is written (`build_results`) and read back as them (`Run.typed`), up to the page.
     A field absent from an older file stays None; None for `benchmark`: a run of a
     benchmark the reader does not know, its tables left as they are (extra keys)."""
-    if benchmark is None:
-        return TypedShapes(ModelResults, SingleRunResults, JudgeOnlyResults, RESULTS_ADAPTER)
-    fields: dict[str, Any] = {}
-    tables = benchmark.results_model
-    for model in (benchmark.header_model, tables):
-        for name, info in model.model_fields.items() if model is not None else ():
-            if info.exclude or name in ModelResults.model_fields:
-                continue
-            fields[name] = (info.annotation | None, None)
-    if tables is None or "by_group" in tables.model_fields:  # (the default tables)
-        fields[f"by_{benchmark.group_kind}"] = (dict[str | None, float | None] | None, None)
-    name = "".join(part.title() for part in str(benchmark.name).replace("-", "_").split("_"))
-    model = create_model(f"{name}ModelResults", __base__=ModelResults, **fields)
-    single = create_model(f"{name}RunResults", __base__=(model, SingleRunResults))
-    judged = create_model(
-        f"{name}JudgeOnlyResults", __base__=JudgeOnlyResults, models=(dict[str, model], ...)
-    )
-    adapter: TypeAdapter[Any] = TypeAdapter(single | judged | PairwiseResults)
-    return TypedShapes(model, single, judged, adapter)
+    return TypedShapes(benchmark)
