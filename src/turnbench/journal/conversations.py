@@ -47,7 +47,7 @@ Loader = Callable[[Done], LogRecord]
 TurnScore = Callable[[Mapping[int, float]], float | None]
 
 
-@dataclass
+@dataclass(slots=True)
 class Parts:
     """The index entries of one conversation."""
 

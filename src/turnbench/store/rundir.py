@@ -382,11 +382,7 @@ class Entry:
         agent's with its tools), in sample and trial order; [] for turn-by-turn judging."""
         if self.arm is not None:
             return []
-        found = [
-            parts.sample
-            for (model, _, _, arm), parts in self.run.conversation_parts.items()
-            if model == self.model and arm is None and parts.sample is not None
-        ]
+        found = list(self.run.scored_whole.get(self.model, ()))
         found.sort(key=lambda d: (sample_sort_key(str(d.sample_id)), d.trial or 0))
         return found
 
@@ -584,6 +580,18 @@ class Run:
     def games(self) -> list[JudgmentDone]:
         """Every pairwise game in the log (latest trusted per key)."""
         return [d for d in self.index.done.values() if isinstance(d, JudgmentDone) and d.is_game]
+
+    @cached_property
+    def scored_whole(self) -> dict[str, list[SampleDone]]:
+        """Each model's conversations scored whole (their `sample` records), by model: what
+        the scores of an entry need, without the index entries of every conversation
+        (`conversation_parts`), which a run judged turn by turn would hold by the
+        thousand for nothing."""
+        found: dict[str, list[SampleDone]] = {}
+        for done in self.index.done.values():
+            if isinstance(done, SampleDone):
+                found.setdefault(done.model, []).append(done)
+        return found
 
     @cached_property
     def conversation_parts(self) -> dict[ConversationId, Parts]:
