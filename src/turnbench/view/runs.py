@@ -54,15 +54,23 @@ _KEYED = (b"answer", b"judgment", b"failure")  # the kinds counted by their key
 
 @dataclass
 class _JsonFile:
-    """A small JSON object file of a run directory, parsed again only when it changed."""
+    """A small JSON object file of a run directory, parsed again only when it changed.
+    One read at a time: the server's threads and the cache warmer share it, and a reader
+    must never see the new file's state beside the value of no file (a finished run would
+    be shown as one without results while another thread parses them)."""
 
     path: Path
     state: tuple[int, int, int] | None = None  # (inode, size, mtime) when last parsed
     value: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def read(self) -> dict[str, Any] | None:
         """The object, or None (missing, a link, not a regular file, too large, unreadable,
         malformed or too deep, not an object)."""
+        with self.lock:
+            return self._read()
+
+    def _read(self) -> dict[str, Any] | None:
         try:
             fd = open_regular(self.path, os.O_RDONLY, missing_ok=True)
         except (RunDirectoryError, OSError):  # a link or not a regular file
@@ -347,8 +355,8 @@ class RunDir:
 
     def _json(self, name: str) -> dict[str, Any] | None:
         found = self._files.get(name)
-        if found is None:
-            found = self._files[name] = _JsonFile(self.path / name)
+        if found is None:  # (two threads may get here at once: both use the one kept)
+            found = self._files.setdefault(name, _JsonFile(self.path / name))
         return found.read()
 
     def summary(self) -> dict[str, Any]:
@@ -470,20 +478,23 @@ def is_run_dir(directory: Path) -> bool:
 
 class RunFinder:
     """Every run directory under the served folders, found again at most every `ttl` s;
-    each keeps its log tail between searches."""
+    each keeps its log tail between searches. One search at a time: two threads searching
+    at once would each make their own RunDir of a new run, and each parse it."""
 
     def __init__(self, roots: list[Path], ttl: float = 2.0) -> None:
         self.roots = roots
         self.ttl = ttl
         self._found_at = -1.0
         self._runs: dict[tuple[int, str], RunDir] = {}
+        self._searching = threading.Lock()
 
     def runs(self) -> list[RunDir]:
-        now = time.monotonic()
-        if now - self._found_at >= self.ttl:
-            self._search()
-            self._found_at = now
-        return list(self._runs.values())
+        with self._searching:
+            now = time.monotonic()
+            if now - self._found_at >= self.ttl:
+                self._search()
+                self._found_at = now
+            return list(self._runs.values())
 
     def get(self, root: int, rel: str) -> RunDir | None:
         self.runs()
