@@ -135,8 +135,8 @@ class ToolBenchmark(Protocol):
     max_steps: int
     trials: int
     calls_per_reply: CallsPerReply
-    #: whether the calls of the reply at the step limit still run (tau-bench's loop acts
-    #: on its last step; AgentDojo's runs no tools after its last allowed reply)
+    #: whether the calls of the reply at the step limit still run (one benchmark's loop
+    #: acts on its last step; another's runs no tools after its last allowed reply)
     calls_at_step_limit: bool
 
     def agent_task(self, sample: Sample) -> AgentTask: ...
