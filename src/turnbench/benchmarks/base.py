@@ -91,7 +91,7 @@ class ScoreTable:
     `turn_field` adds per-turn columns (turns `turns`); `total_field`/`total_turn_field`
     give the closing "overall" row; `notes` label rows (e.g. "(tier 1)"). With `columns`
     ((key, heading) pairs) each row of `field` is an object of several numbers, one column
-    each (AgentDojo's three numbers per suite), and `total_columns` the overall row's own
+    each (three rates per suite, say), and `total_columns` the overall row's own
     keys of the results.
     """
 
