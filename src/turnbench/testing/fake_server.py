@@ -578,6 +578,7 @@ def spawn(latency: float, workdir: Path, *extra: str) -> tuple[subprocess.Popen,
     """Start the server as its own process (so its CPU is not the caller's) on a free port;
     returns the process and its base URL. The caller terminates the process."""
     port_file = workdir / "fake-server.port"
+    port_file.unlink(missing_ok=True)  # (one left by a server killed in an earlier use)
     process = subprocess.Popen(
         [
             sys.executable,
