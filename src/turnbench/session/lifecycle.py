@@ -15,14 +15,10 @@ from turnbench.backends.preflight import preflight
 from turnbench.backends.roles import MODEL, RoleConfig
 from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.datafiles import DataLocator
-from turnbench.engine.budget import Budget
-from turnbench.engine.context import RunContext
 from turnbench.engine.estimate import Estimate
 from turnbench.engine.execute import RunOutcome, execute
 from turnbench.engine.progress import Progress
-from turnbench.engine.requests import Role
 from turnbench.errors import UserError
-from turnbench.invocation import finish, invocation
 from turnbench.journal.runlog import RunLog
 from turnbench.judging.config import JudgeConfig
 from turnbench.judging.judge import Judge
@@ -43,6 +39,7 @@ if TYPE_CHECKING:
     from turnbench.benchmarks.base import Benchmark
     from turnbench.engine.batching import BatchQueue
     from turnbench.engine.costs import CostMeter
+    from turnbench.engine.requests import Role
 
 MIN_ACTIVE_JOBS = 1024  # sample jobs running at once (see Session._max_active)
 Warn = Callable[[str], None]
@@ -114,6 +111,11 @@ class Session:
         unchanged = self._unchanged_run()
         if unchanged is not None:
             return unchanged
+        # (imported here: a run that nothing changed since it finished answers without them)
+        from turnbench.engine.budget import Budget
+        from turnbench.engine.context import RunContext
+        from turnbench.invocation import invocation
+
         prepared = self.prepare()
         out = self.options.out
         if out is None:
@@ -199,6 +201,8 @@ class Session:
     ) -> dict[str, Role]:
         """The roles as the engine asks them: by name, each with its backend, its batch
         queue, and what identifies its requests."""
+        from turnbench.engine.requests import Role
+
         return {
             name: Role(name, backends[name], queues.get(name), config.settings)
             for name, config in configs.items()
@@ -307,6 +311,7 @@ class Session:
         warning = judge_warning([j.spec for j in prepared.judges])
         if warning:
             notes["judge_warning"] = warning
+        from turnbench.invocation import finish
         from turnbench.results.build import build_results
 
         typed, results = finish(

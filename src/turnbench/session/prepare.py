@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from turnbench.backends.fields import check_extra_fields
 from turnbench.backends.providers import parse_model_spec
@@ -18,8 +19,6 @@ from turnbench.benchmarks import benchmark_class
 from turnbench.benchmarks.answers import load_answer_sets
 from turnbench.benchmarks.base import Benchmark, BenchmarkSettings
 from turnbench.benchmarks.datafiles import DataLocator
-from turnbench.engine.drivers.base import driver_roles
-from turnbench.engine.work import Work
 from turnbench.errors import UserError
 from turnbench.journal.config import RunConfig
 from turnbench.judging.config import JudgeConfig
@@ -34,6 +33,10 @@ from turnbench.session.roles import (
     served_elsewhere,
     user_role,
 )
+
+if TYPE_CHECKING:  # (the engine is imported when work is prepared: a run that nothing
+    # changed since it finished answers without it, `Session._unchanged_run`)
+    from turnbench.engine.work import Work
 
 
 @dataclass
@@ -131,6 +134,9 @@ def prepare(options: EvalOptions, mode: str, warn: Callable[[str], None]) -> Pre
         answer_sets = load_answer_sets(benchmark, options.answers)
     settings = [judge.settings for judge in judges]
     arms = _arms(options, mode, benchmark)
+    from turnbench.engine.drivers.base import driver_roles
+    from turnbench.engine.work import Work
+
     work = Work(
         benchmark=benchmark,
         judges=settings,
@@ -248,6 +254,8 @@ def _check_batch_and_cost(
 def _driver_roles(work: Work, roles: dict[str, RoleConfig]) -> dict[str, RoleConfig]:
     """The roles the work's driver asks of its own, each played by the model of a role the
     flags gave (its spec, endpoints and sampling), under its own name."""
+    from turnbench.engine.drivers.base import driver_roles
+
     found: dict[str, RoleConfig] = {}
     for name, played_by in driver_roles(work.driver).items():
         if name in roles or name == "judge":
