@@ -222,7 +222,7 @@ def model_results(
 def simulated(view: LogView, model: str) -> bool:
     """Whether `model`'s conversations had user turns made as they went (a simulated user,
     or the benchmark's templates): results then count the simulator's conduct."""
-    return any(parts.users for (name, *_), parts in view.conversations.items() if name == model)
+    return model in view.user_turn_models
 
 
 def simulator_counts(work: Work, view: LogView, model: str) -> dict[str, Any]:
