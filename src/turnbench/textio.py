@@ -215,6 +215,26 @@ def read_text(path: Path) -> str:
     return _read_text(path)
 
 
+#: how JSON's own spelling (Python's json module) writes the numbers JSON has no value for
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def shown_number(value: Any) -> Any:
+    """`value` with every NaN or infinite number in it written as the word for it ("NaN",
+    "Infinity", "-Infinity"). A tool may store such a number (a model's arguments parsed as
+    Python parses JSON), but what is shown of it (a benchmark's diff of a database or an
+    environment) is written to the log and to results.json as strict JSON, where it would
+    become null: a failure would say `null` of a field that holds NaN. (Recursive: a caller
+    whose value may nest deeply catches RecursionError.)"""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NON_FINITE[repr(value)]
+    if isinstance(value, dict):
+        return {key: shown_number(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shown_number(item) for item in value]
+    return value
+
+
 def loads_json(text: str, limit: int = MAX_DEPTH) -> Any:
     """Parsed JSON, nested at most `limit` deep, with no lone surrogate in any string
     (`fix_tree`, skipped when the text has no escape that could make one).

@@ -16,10 +16,32 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from turnbench.benchmarks.tables import ScoreTables
+from turnbench.textio import shown_number
 
 #: the payload's neighbourhood shown around it (characters each side)
 AROUND = 300
 MAX_DIFF_ROWS = 50
+#: a text inside an outcome (a value of the environment's diff, a call's text) is kept up
+#: to this many characters: the report and the viewer show 2,000 of one, and an agent's
+#: 20 MB argument belongs in the log once, with its call, not again in the outcome
+MAX_OUTCOME_TEXT = 10_000
+
+
+def kept(value: Any) -> Any:
+    """`value` as an outcome keeps it: every text longer than MAX_OUTCOME_TEXT cut, saying
+    how much was cut, and a NaN or infinite number a tool stored written as its word
+    (`shown_number`: the log's strict JSON would make it null)."""
+    if isinstance(value, float):
+        return shown_number(value)
+    if isinstance(value, str):
+        if len(value) <= MAX_OUTCOME_TEXT:
+            return value
+        return f"{value[:MAX_OUTCOME_TEXT]} … ({len(value) - MAX_OUTCOME_TEXT:,} more characters)"
+    if isinstance(value, dict):
+        return {key: kept(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [kept(item) for item in value]
+    return value
 
 
 class PayloadArrival(BaseModel):

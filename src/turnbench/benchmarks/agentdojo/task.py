@@ -31,6 +31,7 @@ from turnbench.benchmarks.agentdojo.outcome import (
     MAX_DIFF_ROWS,
     AgentDojoOutcome,
     PayloadArrival,
+    kept,
 )
 from turnbench.engine.drivers.tool_agent import ANSWERED, Call, Scored, ToolOutcome
 from turnbench.samples import UserAsk
@@ -139,7 +140,7 @@ class DojoTask:
             rows = self.suite.environment_diff(
                 state.conversation.pre, state.conversation.environment
             )
-            outcome.environment_diff = rows[:MAX_DIFF_ROWS]
+            outcome.environment_diff = kept(rows[:MAX_DIFF_ROWS])
             outcome.diff_rows = len(rows)
         return Scored(
             score=1.0 if verdict.utility else 0.0, outcome=outcome, fields=fields(outcome)
@@ -156,7 +157,7 @@ class DojoTask:
                 first = number if first is None else first
         if first is not None:
             outcome.calls_after_payload = [
-                call_text(c.name, _arguments(c.arguments)) for c in calls[first + 1 :]
+                kept(call_text(c.name, _arguments(c.arguments))) for c in calls[first + 1 :]
             ]
         assert self.injection_task_id is not None
         truth = self.suite.ground_truth(self.injection_task_id, state.conversation.pre)

@@ -16,7 +16,6 @@ estimated from n >= k trials with c successes as C(c, k) / C(n, k), averaged ove
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from math import comb
 from typing import Any
@@ -25,6 +24,7 @@ from pydantic import BaseModel
 
 from turnbench.benchmarks.tau_bench.database import DatabaseState, FieldDiff
 from turnbench.stats.scoring import bootstrap_mean_ci
+from turnbench.textio import shown_number
 
 #: how a conversation may end and still be scored (the driver's own words for them)
 SCORED_ENDINGS = ("user_stop", "terminating_tool")
@@ -82,25 +82,6 @@ def reward(
         diff=[] if db_match else [_shown_diff(row) for row in final.diff(gold)],
         ended=ended,
     )
-
-
-#: how JSON's own spelling (Python's json module) writes the numbers JSON has no value for
-_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-
-
-def shown_number(value: Any) -> Any:
-    """`value` with every NaN or infinite number in it written as the word for it ("NaN",
-    "Infinity", "-Infinity"). A tool may store such a number (a model's arguments are
-    parsed as Python parses JSON, and both the state and its hash hold it), but a diff is
-    written to the log and to results.json as strict JSON, where it would become null: the
-    failure would say `found: null` of a field that holds NaN."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return _NON_FINITE[repr(value)]
-    if isinstance(value, dict):
-        return {key: shown_number(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [shown_number(item) for item in value]
-    return value
 
 
 def _shown_diff(row: FieldDiff) -> FieldDiff:
