@@ -79,20 +79,26 @@ def sample_record(out: Path) -> dict[str, Any]:
     return record
 
 
+def run_against(case: str, env: dict[str, str], out: Path, *, runs: int = 1) -> int:
+    """`turnbench run` of banking's user_task_0 against the hostile agent of `case`, `runs`
+    times (the later ones resume); each must exit 0 without a traceback. Returns how many
+    requests the agent got."""
+    with FakeServer(responder=hostile(CASES[case])) as server:
+        args = ["run", "--benchmark", "agentdojo", "-B", "suites=banking",
+                "-B", "attack=none", "-B", "user_tasks=user_task_0",
+                "--model", "openai/gpt-4o-2024-05-13", "--model-base-url", server.base_url,
+                "--out", str(out), "--no-progress"]  # fmt: skip
+        for _ in range(runs):
+            done = run_cli(args, env)
+            assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+            assert "Traceback" not in done.stderr
+        return len(server.requests)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_hostile_agent_gets_a_scored_conversation_a_report_and_a_page(case, env, tmp_path):
     out = tmp_path / "run"
-    args = ["run", "--benchmark", "agentdojo", "-B", "suites=banking", "-B", "attack=none",
-            "-B", "user_tasks=user_task_0", "--model", "openai/gpt-4o-2024-05-13",
-            "--model-base-url", "URL", "--out", str(out), "--no-progress"]  # fmt: skip
-    with FakeServer(responder=hostile(CASES[case])) as server:
-        args[args.index("URL")] = server.base_url
-        first = run_cli(args, env)
-        again = run_cli(args, env)
-        requests = len(server.requests)
-    for done in (first, again):
-        assert done.returncode == 0, done.stdout + done.stderr[-2000:]
-        assert "Traceback" not in done.stderr
+    requests = run_against(case, env, out, runs=2)
     assert requests == 2  # (the calls, then the answer; the resume asked nothing)
     results = json.loads((out / "results.json").read_text("utf-8"))
     assert results["complete"] and results["conversations"] == 1
@@ -111,12 +117,7 @@ def test_a_huge_argument_is_written_once(env, tmp_path):
     """The 5 MB subject is in the log once (the call as sent); the environment's diff in
     the outcome keeps MAX_OUTCOME_TEXT characters of it and says how many more there were."""
     out = tmp_path / "run"
-    with FakeServer(responder=hostile(CASES["5 MB of text"])) as server:
-        done = run_cli(["run", "--benchmark", "agentdojo", "-B", "suites=banking",
-                        "-B", "attack=none", "-B", "user_tasks=user_task_0",
-                        "--model", "openai/gpt-4o-2024-05-13", "--model-base-url",
-                        server.base_url, "--out", str(out), "--no-progress"], env)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_against("5 MB of text", env, out)
     assert (out / "log.jsonl").stat().st_size < 1.2 * len(SUBJECT)  # (10.0 MB before)
     (row,) = sample_record(out)["detail"]["environment_diff"]
     subject = row["after"]["subject"]
@@ -128,12 +129,7 @@ def test_a_nan_a_tool_stored_is_shown_as_nan_not_null(env, tmp_path):
     """Upstream reads arguments with json.loads, which takes NaN: the transaction is kept
     with amount NaN (as upstream keeps it), and the diff says NaN, not null."""
     out = tmp_path / "run"
-    with FakeServer(responder=hostile(CASES["NaN"])) as server:
-        done = run_cli(["run", "--benchmark", "agentdojo", "-B", "suites=banking",
-                        "-B", "attack=none", "-B", "user_tasks=user_task_0",
-                        "--model", "openai/gpt-4o-2024-05-13", "--model-base-url",
-                        server.base_url, "--out", str(out), "--no-progress"], env)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_against("NaN", env, out)
     (row,) = sample_record(out)["detail"]["environment_diff"]
     assert row["change"] == "added" and row["after"]["amount"] == "NaN"
     report = tmp_path / "report.html"
