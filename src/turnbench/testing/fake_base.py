@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any, Self
 
 
@@ -91,3 +92,24 @@ class ThreadedServer:
     def count(self, name: str) -> None:
         with self._lock:
             self.counts[name] += 1
+
+
+def serve_as_process(server: ThreadedServer, port: int, port_file: Path | None) -> None:
+    """Run `server` as a process's whole work until interrupted: listen on `port` (0: a
+    free one), then write the bound port to `port_file` (atomically: a reader polling for
+    the file never sees it half written), as `spawn`ers wait for it."""
+
+    async def run() -> None:
+        task = asyncio.create_task(server.serve(port))
+        while server.port is None:
+            if task.done():  # the listen failed (the port is taken): end with its error
+                await task
+            await asyncio.sleep(0.01)
+        if port_file is not None:
+            tmp = port_file.with_suffix(".tmp")
+            tmp.write_text(str(server.port))
+            tmp.replace(port_file)
+        await task
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnbench.testing.fake_base import ThreadedServer
+from turnbench.testing.fake_base import ThreadedServer, serve_as_process
 
 FAULTS = (
     "429",
@@ -641,20 +641,7 @@ def main() -> None:
         fixed_reply=args.fixed_reply,
     )
 
-    async def run() -> None:
-        task = asyncio.create_task(server.serve(args.port))
-        while server.port is None:
-            if task.done():  # the listen failed (the port is taken): end with its error
-                await task
-            await asyncio.sleep(0.01)
-        if args.port_file:
-            tmp = args.port_file.with_suffix(".tmp")
-            tmp.write_text(str(server.port))
-            tmp.replace(args.port_file)
-        await task
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    serve_as_process(server, args.port, args.port_file)
 
 
 if __name__ == "__main__":

@@ -38,22 +38,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from aiohttp import web
 
 from turnbench.benchmarks.agentdojo import payloads
 from turnbench.benchmarks.agentdojo.upstream import Benchmark, Pipeline, Suite
+from turnbench.testing.fake_base import ThreadedServer, serve_as_process
 
 Mode = Literal["ground_truth", "obey", "lazy"]
 Batch = Literal["one", "all"]
@@ -244,7 +243,7 @@ def _end_of_batch(batches: Sequence[int], call_index: int) -> int:
 # -- the server ------------------------------------------------------------------------------
 
 
-class AgentServer:
+class AgentServer(ThreadedServer):
     """An OpenAI-compatible chat-completions endpoint answered by a scripted agent, with a
     fixed latency, on 127.0.0.1 in a thread of its own (or in a process: `main`).
 
@@ -253,22 +252,15 @@ class AgentServer:
     `record`."""
 
     def __init__(self, agent: ScriptedAgent, *, latency: float = 0.0, record: bool = True):
+        super().__init__()
         self.agent = agent
         self.latency = latency
         self.record = record
-        self.counts: Counter[str] = Counter()
-        self.requests: list[dict[str, Any]] = []
-        self.port: int | None = None
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._failure: BaseException | None = None
+        self._runner: web.AppRunner | None = None
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.origin}/v1"
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
@@ -286,8 +278,7 @@ class AgentServer:
         try:
             reply = self.agent.reply(body)
         except Exception as error:  # a request the script cannot place: a 400, counted
-            with self._lock:
-                self.counts["errors"] += 1
+            self.count("errors")
             return web.json_response(
                 {"error": {"message": f"{type(error).__name__}: {error}"}}, status=400
             )
@@ -316,52 +307,20 @@ class AgentServer:
     async def _stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
 
-    async def serve(self, port: int = 0) -> None:
-        """Listen until `stop()`, on the running loop."""
+    async def listen(self, port: int) -> int:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/stats", self._stats)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", port, backlog=512)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", port, backlog=512)
         await site.start()
-        self.port = int(runner.addresses[0][1])
-        self._loop = asyncio.get_running_loop()
-        self._stopped = asyncio.Event()
-        self._ready.set()
-        try:
-            await self._stopped.wait()
-        finally:
-            await runner.cleanup()
+        return int(self._runner.addresses[0][1])
 
-    def _run(self, port: int) -> None:
-        try:
-            asyncio.run(self.serve(port))
-        except BaseException as error:
-            self._failure = error
-            self._ready.set()
-
-    def start(self, port: int = 0) -> Self:
-        self._ready.clear()
-        self._thread = threading.Thread(target=self._run, args=(port,), daemon=True)
-        self._thread.start()
-        if not self._ready.wait(30) or self._failure is not None:
-            raise RuntimeError("the agentdojo fake server did not start") from self._failure
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stopped is not None:
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
 
 
 def spawn(
@@ -422,20 +381,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     agent.prepare()
     server = AgentServer(agent, latency=args.latency, record=not args.no_record)
 
-    async def run() -> None:
-        task = asyncio.create_task(server.serve(args.port))
-        while server.port is None:
-            if task.done():
-                await task
-            await asyncio.sleep(0.01)
-        if args.port_file:
-            tmp = args.port_file.with_suffix(".tmp")
-            tmp.write_text(str(server.port))
-            tmp.replace(args.port_file)
-        await task
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    serve_as_process(server, args.port, args.port_file)
 
 
 if __name__ == "__main__":
