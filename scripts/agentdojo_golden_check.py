@@ -16,44 +16,21 @@ what they create).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import re
 import tempfile
 import time
-import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import turnbench
 from turnbench.benchmarks.agentdojo import upstream
-from turnbench.benchmarks.agentdojo.fakes import AgentServer, ScriptedAgent
-
-
-def masked(text: str) -> str:
-    today = datetime.date.today()
-    days = "|".join(str(d) for d in (today, today - datetime.timedelta(days=1)))
-    return re.sub(rf"(?:{days})[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?", "<now>", text)
-
-
-def upstream_truth(suite: upstream.Suite, task_id: str, default: Any) -> tuple[list[str], bool]:
-    """Upstream's GroundTruthPipeline on the task: its tool results and its verdict."""
-    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
-    from agentdojo.functions_runtime import FunctionsRuntime
-    from agentdojo.types import get_text_content_as_str
-
-    task = suite.upstream.get_user_task_by_id(task_id)
-    environment = task.init_environment(default.model_copy(deep=True))
-    runtime = FunctionsRuntime(suite.upstream.tools)
-    _, _, _, messages, _ = GroundTruthPipeline(task).query(task.PROMPT, runtime, environment)
-    texts = [get_text_content_as_str(m["content"]) for m in messages if m["role"] == "tool"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        utility, _ = suite.upstream.run_task_with_pipeline(
-            GroundTruthPipeline(task), task, None, {}, environment=default.model_copy(deep=True)
-        )
-    return texts, bool(utility)
+from turnbench.benchmarks.agentdojo.fakes import (
+    AgentServer,
+    ScriptedAgent,
+    masked,
+    upstream_ground_truth,
+)
 
 
 def check(version: str, suite: upstream.Suite, bench: upstream.Benchmark) -> dict[str, Any]:
@@ -82,7 +59,7 @@ def check(version: str, suite: upstream.Suite, bench: upstream.Benchmark) -> dic
     default = suite.upstream.load_and_inject_default_environment({})
     verdicts_differ, results_differ, solved = [], [], 0
     for task in suite.user_task_ids():
-        texts, utility = upstream_truth(suite, task, default)
+        texts, utility = upstream_ground_truth(suite, task, default)
         solved += utility
         if ours.get(task) is not utility:
             verdicts_differ.append(task)

@@ -25,10 +25,15 @@ pytest.importorskip("agentdojo", reason="needs the agentdojo extra: pip install 
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.agentdojo.test_upstream_runtime import _upstream_ground_truth, masked
 from tests.conftest import REPO, run_cli
 from turnbench.benchmarks.agentdojo import upstream
-from turnbench.benchmarks.agentdojo.fakes import AgentServer, ScriptedAgent, spawn
+from turnbench.benchmarks.agentdojo.fakes import (
+    AgentServer,
+    ScriptedAgent,
+    masked,
+    spawn,
+    upstream_ground_truth,
+)
 from turnbench.journal.threads import with_whole_requests
 from turnbench.testing.fake_anthropic import FakeAnthropic
 from turnbench.view.app import build_app
@@ -83,7 +88,7 @@ def test_ground_truth_through_the_cli_is_upstreams(bench, env, tmp_path, suite_n
             received[task] = tools
     default = suite.upstream.load_and_inject_default_environment({})
     for task in suite.user_task_ids():
-        texts, utility = _upstream_ground_truth(suite, task, default)
+        texts, utility = upstream_ground_truth(suite, task, default)
         assert samples[task]["utility"] is utility, (suite_name, task)
         assert [masked(t) for t in received[task]] == [masked(t) for t in texts], task
     assert results["utility"] == sum(s["utility"] for s in samples.values()) / len(samples)

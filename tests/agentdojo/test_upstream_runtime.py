@@ -4,18 +4,14 @@ parse against upstream's loading), and the wire shapes of upstream's OpenAI elem
 
 from __future__ import annotations
 
-import datetime
 import json
-import re
 import warnings
-from typing import Any
 
 import pytest
 
 pytest.importorskip("agentdojo", reason="needs the agentdojo extra: pip install '.[agentdojo]'")
 
 from agentdojo.agent_pipeline.agent_pipeline import AgentPipeline, PipelineConfig
-from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from agentdojo.agent_pipeline.llms.openai_llm import OpenAILLM
 from agentdojo.agent_pipeline.tool_execution import ToolsExecutor
 from agentdojo.functions_runtime import FunctionCall, FunctionsRuntime
@@ -23,41 +19,17 @@ from agentdojo.types import ChatAssistantMessage, get_text_content_as_str
 
 from tests.agentdojo.harness import MODEL, converse
 from turnbench.benchmarks.agentdojo import upstream
-from turnbench.benchmarks.agentdojo.fakes import AgentServer, ScriptedAgent
-
-
-def masked(value: Any) -> str:
-    """`value` as text with every timestamp of today or yesterday masked: upstream's tools
-    stamp what they create with `datetime.now()`, so two runs of one call differ there."""
-    today = datetime.date.today()
-    days = "|".join(str(d) for d in (today, today - datetime.timedelta(days=1)))
-    now = re.compile(rf"(?:{days})[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?")
-    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
-    return now.sub("<now>", text)
+from turnbench.benchmarks.agentdojo.fakes import (
+    AgentServer,
+    ScriptedAgent,
+    masked,
+    upstream_ground_truth,
+)
 
 
 @pytest.fixture(scope="module")
 def bench() -> upstream.Benchmark:
     return upstream.load()
-
-
-def _upstream_ground_truth(
-    suite: upstream.Suite, task_id: str, default: Any
-) -> tuple[list[str], bool]:
-    """The tool messages' texts of upstream's GroundTruthPipeline on the task's environment
-    (`default`: upstream's loading of the suite's default environment, copied per run), and
-    upstream's utility verdict for that run (`run_task_with_pipeline`)."""
-    task = suite.upstream.get_user_task_by_id(task_id)
-    environment = task.init_environment(default.model_copy(deep=True))
-    runtime = FunctionsRuntime(suite.upstream.tools)
-    _, _, _, messages, _ = GroundTruthPipeline(task).query(task.PROMPT, runtime, environment)
-    texts = [get_text_content_as_str(m["content"]) for m in messages if m["role"] == "tool"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        utility, _ = suite.upstream.run_task_with_pipeline(
-            GroundTruthPipeline(task), task, None, {}, environment=default.model_copy(deep=True)
-        )
-    return texts, utility
 
 
 @pytest.mark.parametrize(
@@ -86,7 +58,7 @@ def test_ground_truth_through_the_seam_is_upstreams(version: str | None, suite_n
             )
             for i, call in enumerate(suite.ground_truth(task_id, conversation.pre))
         ]
-        expected_texts, expected_utility = _upstream_ground_truth(suite, task_id, default)
+        expected_texts, expected_utility = upstream_ground_truth(suite, task_id, default)
         assert [masked(o.content) for o in outcomes] == [masked(t) for t in expected_texts]
         assert all(o.error is None for o in outcomes), task_id
         verdict = suite.check(

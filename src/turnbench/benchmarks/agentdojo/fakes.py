@@ -26,8 +26,9 @@ role, contents as lists of text parts, tool results with `name`): both are read.
 with `tool_choice` "none" is upstream's tool filter asking which tools to keep: the agent
 names every tool it was sent.
 
-The server is its own small aiohttp app: a benchmark's package imports nothing of
-turnbench.testing (whose fakes are the providers', for every benchmark).
+The server is a small aiohttp app on the fakes' common lifecycle
+(`turnbench.testing.fake_base`). `upstream_ground_truth` and `masked` are what tests and
+scripts compare turnbench's ground-truth runs with.
 
 Run in a thread: `with AgentServer(ScriptedAgent("ground_truth"), latency=0.05) as server:`
 then `server.base_url`; or as a process: `python -m turnbench.benchmarks.agentdojo.fakes
@@ -38,11 +39,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
+import re
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,6 +325,37 @@ class AgentServer(ThreadedServer):
     async def close(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+
+def masked(value: Any) -> str:
+    """`value` as text with every timestamp of today or yesterday masked: upstream's tools
+    stamp what they create with `datetime.now()`, so two runs of one call differ there."""
+    today = datetime.date.today()
+    days = "|".join(str(d) for d in (today, today - datetime.timedelta(days=1)))
+    now = re.compile(rf"(?:{days})[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?")
+    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    return now.sub("<now>", text)
+
+
+def upstream_ground_truth(suite: Suite, task_id: str, default: Any) -> tuple[list[str], bool]:
+    """The tool messages' texts of upstream's GroundTruthPipeline on the task's environment
+    (`default`: upstream's loading of the suite's default environment, copied per run), and
+    upstream's utility verdict for that run (`run_task_with_pipeline`)."""
+    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+    from agentdojo.functions_runtime import FunctionsRuntime
+    from agentdojo.types import get_text_content_as_str
+
+    task = suite.upstream.get_user_task_by_id(task_id)
+    environment = task.init_environment(default.model_copy(deep=True))
+    runtime = FunctionsRuntime(suite.upstream.tools)
+    _, _, _, messages, _ = GroundTruthPipeline(task).query(task.PROMPT, runtime, environment)
+    texts = [get_text_content_as_str(m["content"]) for m in messages if m["role"] == "tool"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        utility, _ = suite.upstream.run_task_with_pipeline(
+            GroundTruthPipeline(task), task, None, {}, environment=default.model_copy(deep=True)
+        )
+    return texts, bool(utility)
 
 
 def spawn(
