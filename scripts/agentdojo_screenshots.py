@@ -31,7 +31,6 @@ import itertools
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from screenshot_support import turnbench, viewer
 
 from turnbench.benchmarks.agentdojo.fakes import AgentServer, ScriptedAgent
 
@@ -84,20 +84,6 @@ SHOW = """
   };
 })(DETAILS)
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def turnbench(*arguments: str, env: dict[str, str]) -> str:
-    command = [sys.executable, "-m", "turnbench", *arguments]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"exit {done.returncode}: {' '.join(command)}\n{done.stdout}\n{done.stderr}")
-    return done.stdout
 
 
 class Chromium:
@@ -227,23 +213,10 @@ def main() -> None:
             report.resolve().as_uri(), args.out / "report.png", 1500, f"conversation-1-{SAMPLE}-0"
         )
         check("report", found)
-        port = free_port()
-        view = subprocess.Popen(
-            [sys.executable, "-m", "turnbench", "view", str(args.out), "--port", str(port)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-                if time.monotonic() > deadline:
-                    sys.exit("the viewer did not start")
-                time.sleep(0.1)
-            url = f"http://127.0.0.1:{port}/conversation/0/run?sample={SAMPLE}"
+        with viewer(args.out, env) as origin:
+            url = f"{origin}/conversation/0/run?sample={SAMPLE}"
             found = browser.screenshot(url, args.out / "viewer.png", 1300, None)
             check("viewer", found)
-        finally:
-            view.terminate()
-            view.wait(timeout=20)
     finally:
         browser.close()
     written = [args.out / "report.png", args.out / "viewer.png"]

@@ -16,12 +16,12 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from screenshot_support import turnbench, viewer
 
 from turnbench.benchmarks.tau_bench.fakes import PerfectAgent, TauUser
 from turnbench.testing.fake_server import FakeServer
@@ -34,19 +34,6 @@ def sloppy(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         actions = [a for a in task["actions"] if a["name"] != "respond"]
         played.append(dict(task, actions=actions[:-1]) if number % 2 else task)
     return played
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def turnbench(*arguments: str, env: dict[str, str]) -> None:
-    command = [sys.executable, "-m", "turnbench", *arguments]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 1):
-        sys.exit(f"exit {done.returncode}: {' '.join(command)}\n{done.stdout}\n{done.stderr}")
 
 
 def screenshot(url: str, path: Path, height: int) -> None:
@@ -75,27 +62,13 @@ def main() -> None:
             "run", "--benchmark", "tau-bench-airline", "--limit", "5", "--simulations", "2",
             "--model", "openai/sloppy-agent", "--model-base-url", agent.base_url,
             "--user-model", "openai/scripted-user", "--user-base-url", user.base_url,
-            "--no-progress", "--out", str(run), env=env,
+            "--no-progress", "--out", str(run), env=env, exits=(0, 1),
         )  # fmt: skip
     report = args.out / "report.html"
-    turnbench("report", str(run), "--out", str(report), env=env)
+    turnbench("report", str(run), "--out", str(report), env=env, exits=(0, 1))
     screenshot(report.resolve().as_uri(), args.out / "report.png", 3400)
-    port = free_port()
-    view = subprocess.Popen(
-        [sys.executable, "-m", "turnbench", "view", str(args.out), "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-            if time.monotonic() > deadline:
-                sys.exit("the viewer did not start")
-            time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/conversation/0/run?sample=3"
-        screenshot(url, args.out / "viewer.png", 1500)
-    finally:
-        view.terminate()
-        view.wait(timeout=20)
+    with viewer(args.out, env) as origin:
+        screenshot(f"{origin}/conversation/0/run?sample=3", args.out / "viewer.png", 1500)
     print(f"wrote {run}, {report}, {args.out / 'report.png'}, {args.out / 'viewer.png'}")
 
 
